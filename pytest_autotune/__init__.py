@@ -1,0 +1,88 @@
+"""pytest-autotune: auto-tune compute kernels from pytest.
+
+Public names are loaded lazily (PEP 562) so that importing the pytest plugin
+costs nothing: numpy, torch and friends load only when a name that needs them
+is first used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    # declaration API
+    "tunable": "pytest_autotune.api",
+    "constraint": "pytest_autotune.api",
+    # parameter kinds and spaces
+    "Interval": "pytest_autotune.space.params",
+    "Pow2": "pytest_autotune.space.params",
+    "Set": "pytest_autotune.space.params",
+    "Categorical": "pytest_autotune.space.params",
+    "Bool": "pytest_autotune.space.params",
+    "Real": "pytest_autotune.space.params",
+    "Permutation": "pytest_autotune.space.params",
+    "build_space": "pytest_autotune.space",
+    "Space": "pytest_autotune.space.base",
+    "SpaceError": "pytest_autotune.space.errors",
+    "ConstraintError": "pytest_autotune.space.errors",
+    "EmptySpaceError": "pytest_autotune.space.errors",
+    # tuning loop and abort conditions
+    "Tuner": "pytest_autotune.tuner",
+    "Evaluations": "pytest_autotune.abort",
+    "ValidEvaluations": "pytest_autotune.abort",
+    "Duration": "pytest_autotune.abort",
+    "Fraction": "pytest_autotune.abort",
+    "Cost": "pytest_autotune.abort",
+    "Speedup": "pytest_autotune.abort",
+}
+
+__all__ = [
+    "Bool",
+    "Categorical",
+    "ConstraintError",
+    "Cost",
+    "Duration",
+    "EmptySpaceError",
+    "Evaluations",
+    "Fraction",
+    "Interval",
+    "Permutation",
+    "Pow2",
+    "Real",
+    "Set",
+    "Space",
+    "SpaceError",
+    "Speedup",
+    "Tuner",
+    "ValidEvaluations",
+    "build_space",
+    "constraint",
+    "tunable",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_autotune' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from pytest_autotune.abort import Cost, Duration, Evaluations, Fraction, Speedup, ValidEvaluations
+    from pytest_autotune.api import constraint, tunable
+    from pytest_autotune.space import build_space
+    from pytest_autotune.space.base import Space
+    from pytest_autotune.space.errors import ConstraintError, EmptySpaceError, SpaceError
+    from pytest_autotune.space.params import Bool, Categorical, Interval, Permutation, Pow2, Real, Set
+    from pytest_autotune.tuner import Tuner

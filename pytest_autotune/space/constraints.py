@@ -1,0 +1,136 @@
+"""Constraints over parameters: callables (ATF style) and restriction strings.
+
+A constraint reads parameters by argument name: ``lambda WPT, LS: LS <= WPT``
+reads ``WPT`` and ``LS``. Arguments with a default whose name is not a
+parameter keep their default (the usual way to bind a value in a lambda).
+Kernel Tuner restriction strings (``"MWG % (MDIMC*VWM) == 0"``) are compiled
+to the same form, so both kinds share one evaluation path.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_autotune.space.errors import ConstraintError
+
+__all__ = ["Constraint", "callable_source"]
+
+#: Names a restriction string may use besides parameter names.
+_STRING_BUILTINS = {
+    name: getattr(builtins, name)
+    for name in ("abs", "min", "max", "int", "float", "round", "len", "bool", "pow", "divmod", "all", "any")
+}
+
+
+def callable_source(fn: Callable[..., Any]) -> str:
+    """Best-effort stable text of a callable (its source, else its qualified name)."""
+    try:
+        return inspect.getsource(fn).strip()
+    except (OSError, TypeError):
+        module = getattr(fn, "__module__", "?")
+        return f"{module}.{getattr(fn, '__qualname__', repr(fn))}"
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A boolean condition over named parameters.
+
+    ``fn`` is called with keyword arguments named in ``reads``. ``owner`` is
+    the parameter whose ``where=`` this is (None for a configuration-level
+    constraint). ``expression`` holds the parsed expression when the
+    constraint came from a restriction string.
+    """
+
+    fn: Callable[..., Any]
+    reads: tuple[str, ...]
+    source: str
+    owner: str | None = None
+    expression: ast.Expression | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def label(self) -> str:
+        """Human name used in error messages."""
+        if self.owner is not None:
+            return f"where= of parameter {self.owner!r}"
+        return f"constraint {self.source!r}"
+
+    @classmethod
+    def from_callable(
+        cls, fn: Callable[..., Any], *, names: Collection[str], owner: str | None = None
+    ) -> Constraint:
+        """Wrap ``fn``; its argument names must be parameter names in ``names``."""
+        where = f"where= of parameter {owner!r}" if owner else f"constraint {getattr(fn, '__name__', fn)!r}"
+        try:
+            signature = inspect.signature(fn)
+        except (TypeError, ValueError) as exc:
+            raise ConstraintError(f"{where}: cannot read its arguments ({exc})", parameter=owner) from exc
+        reads: list[str] = []
+        for arg in signature.parameters.values():
+            if arg.kind is inspect.Parameter.VAR_KEYWORD:
+                reads.extend(n for n in names if n not in reads)
+                continue
+            if arg.kind is inspect.Parameter.VAR_POSITIONAL:
+                raise ConstraintError(
+                    f"{where}: *{arg.name} is not supported; name the parameters it reads",
+                    parameter=owner,
+                )
+            if arg.kind is inspect.Parameter.POSITIONAL_ONLY:
+                raise ConstraintError(
+                    f"{where}: positional-only argument {arg.name!r} cannot be passed by name",
+                    parameter=owner,
+                )
+            if arg.name in names:
+                if arg.name not in reads:
+                    reads.append(arg.name)
+            elif arg.default is inspect.Parameter.empty:
+                raise ConstraintError(
+                    f"{where}: reads unknown parameter {arg.name!r} (known: {', '.join(names)})",
+                    parameter=owner,
+                )
+        return cls(fn=fn, reads=tuple(reads), source=callable_source(fn), owner=owner)
+
+    @classmethod
+    def from_string(cls, text: str, *, names: Collection[str]) -> Constraint:
+        """Compile a Kernel Tuner restriction string such as ``"MWG % VWM == 0"``."""
+        try:
+            tree = ast.parse(text.strip(), mode="eval")
+        except SyntaxError as exc:
+            raise ConstraintError(f"constraint {text!r}: not a Python expression ({exc.msg})") from exc
+        used: list[str] = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                if node.id in names:
+                    if node.id not in used:
+                        used.append(node.id)
+                elif node.id not in _STRING_BUILTINS:
+                    raise ConstraintError(
+                        f"constraint {text!r}: unknown name {node.id!r} (known: {', '.join(names)})"
+                    )
+        reads = tuple(n for n in names if n in used)
+        args = ast.arguments(
+            posonlyargs=[],
+            args=[ast.arg(arg=n) for n in reads],
+            kwonlyargs=[],
+            kw_defaults=[],
+            defaults=[],
+        )
+        lam = ast.Expression(body=ast.Lambda(args=args, body=tree.body))
+        ast.fix_missing_locations(lam)
+        namespace: dict[str, Any] = {"__builtins__": dict(_STRING_BUILTINS)}
+        fn = eval(compile(lam, f"<constraint {text!r}>", "eval"), namespace)
+        return cls(fn=fn, reads=reads, source=text.strip(), owner=None, expression=tree)
+
+    def __call__(self, config: Mapping[str, Any]) -> bool:
+        """Evaluate on one configuration (scalar values); must return a boolean."""
+        result = self.fn(**{name: config[name] for name in self.reads})
+        if not isinstance(result, (bool,)) and type(result).__name__ != "bool_":
+            raise ConstraintError(
+                f"{self.label} returned {result!r} ({type(result).__name__}), not a boolean",
+                parameter=self.owner,
+            )
+        return bool(result)

@@ -1,0 +1,46 @@
+"""The strategy protocol: ``ask()`` proposes, ``tell()`` learns.
+
+A strategy works in the space's own coordinates (:class:`Points`), never on
+dicts, so it can use the vectorised space operations. The tuner owns the
+loop, the deduplication record and the abort conditions; a strategy should
+still avoid proposing what it has been told about.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+import numpy as np
+
+from pytest_autotune.outcome import Outcome
+from pytest_autotune.space.base import Points, Space
+
+__all__ = ["SpaceExhausted", "Strategy"]
+
+
+class SpaceExhausted(Exception):
+    """Raised by :meth:`Strategy.ask` when nothing is left to propose."""
+
+
+class Strategy(ABC):
+    """Base class of search strategies.
+
+    Subclasses set ``name`` (the ``--autotune-strategy`` value) and accept
+    their tuning knobs as keyword-only arguments with defaults.
+    """
+
+    name: ClassVar[str]
+
+    def __init__(self, space: Space, *, rng: np.random.Generator, **options: Any) -> None:
+        if options:
+            raise TypeError(f"{type(self).__name__}: unknown options {sorted(options)}")
+        self.space = space
+        self.rng = rng
+
+    @abstractmethod
+    def ask(self) -> Points:
+        """Propose the next configuration to evaluate (a one-row :class:`Points`)."""
+
+    def tell(self, point: Points, outcome: Outcome) -> None:  # noqa: B027 - optional hook
+        """Learn the outcome of ``point`` (also called for trials resumed from a journal)."""

@@ -1,0 +1,3 @@
+"""Shared test configuration."""
+
+pytest_plugins = ["pytester"]
