@@ -1,3 +1,1 @@
-"""Shared test configuration."""
-
-pytest_plugins = ["pytester"]
+"""Shared test configuration (pytester is enabled in pyproject addopts)."""
