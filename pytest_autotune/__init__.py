@@ -17,6 +17,11 @@ _EXPORTS: dict[str, str] = {
     # declaration API
     "tunable": "pytest_autotune.api",
     "constraint": "pytest_autotune.api",
+    # the autotune fixture's type and the timer protocol (for annotations and custom timers)
+    "Autotune": "pytest_autotune.fixture",
+    "Timer": "pytest_autotune.measure",
+    "DefaultTimer": "pytest_autotune.measure",
+    "AutotuneWarning": "pytest_autotune.warning_types",
     # parameter kinds and spaces
     "Interval": "pytest_autotune.space.params",
     "Pow2": "pytest_autotune.space.params",
@@ -41,10 +46,13 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "Autotune",
+    "AutotuneWarning",
     "Bool",
     "Categorical",
     "ConstraintError",
     "Cost",
+    "DefaultTimer",
     "Duration",
     "EmptySpaceError",
     "Evaluations",
@@ -57,6 +65,7 @@ __all__ = [
     "Space",
     "SpaceError",
     "Speedup",
+    "Timer",
     "Tuner",
     "ValidEvaluations",
     "build_space",
@@ -81,8 +90,11 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from pytest_autotune.abort import Cost, Duration, Evaluations, Fraction, Speedup, ValidEvaluations
     from pytest_autotune.api import constraint, tunable
+    from pytest_autotune.fixture import Autotune
+    from pytest_autotune.measure import DefaultTimer, Timer
     from pytest_autotune.space import build_space
     from pytest_autotune.space.base import Space
     from pytest_autotune.space.errors import ConstraintError, EmptySpaceError, SpaceError
     from pytest_autotune.space.params import Bool, Categorical, Interval, Permutation, Pow2, Real, Set
     from pytest_autotune.tuner import Tuner
+    from pytest_autotune.warning_types import AutotuneWarning

@@ -49,11 +49,12 @@ __all__ = [
 
 
 def build_space(params: Mapping[str, Param], constraints: Sequence[ConstraintLike] = ()) -> Space:
-    """Validate ``params`` and ``constraints`` and build the search space.
+    """Validate ``params`` and ``constraints`` and build the search space (a chain of trees).
 
     ``constraints`` are configuration-level: callables reading parameters by
-    argument name, or Kernel Tuner restriction strings.
+    argument name, or Kernel Tuner restriction strings. Declaration errors raise
+    :class:`SpaceError` (or a subclass) naming the parameter at fault.
     """
-    from pytest_autotune.space.bruteforce import BruteForceSpace
+    from pytest_autotune.space.chain import ChainSpace
 
-    return BruteForceSpace(Declaration(params, constraints))
+    return ChainSpace(Declaration(params, constraints))

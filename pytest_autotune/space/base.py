@@ -37,7 +37,9 @@ class Points:
     """A batch of ``n`` configurations in a space's internal coordinates.
 
     ``codes`` (int64, shape (n, k)) holds the discrete part (for the chain of
-    trees: one leaf index per tree, then one rank per free permutation);
+    trees: one column per independent group, ordered by each group's first
+    parameter: a tree's leaf index, or a free parameter's domain position,
+    the Lehmer rank for a permutation);
     ``reals`` (float64, shape (n, r)) the values of continuous parameters.
     Only the space that made them can interpret them.
     """
@@ -203,8 +205,11 @@ class Space(ABC):
     def from_unit(self, coords: NDArray[np.float64]) -> Points:
         """Map coordinates in (0, 1]^n_dims (shape (n, n_dims)) to valid configurations.
 
-        Coordinate ``i`` chooses the value of parameter ``i`` among the values
-        that are valid given the parameters chosen before it (pyATF's mapping).
+        Coordinate ``i`` chooses the value of parameter ``i`` uniformly among the
+        values that are valid given the parameters chosen before it in the
+        space's fixed order (declaration order for the brute force, each tree's
+        level order for the chain of trees). pyATF's mapping is similar but
+        weights children by their leaf counts.
         """
 
     @abstractmethod

@@ -19,29 +19,14 @@ from numpy.typing import NDArray
 from pytest_autotune.space.base import Config, FeatureBlock, Points, Space
 from pytest_autotune.space.declaration import Declaration
 from pytest_autotune.space.errors import EmptySpaceError, SpaceError
+from pytest_autotune.space.features import feature_layout
 from pytest_autotune.space.params import Param, Permutation, Real, to_python
 
 __all__ = ["BruteForceSpace", "encode_value", "feature_layout"]
 
 REAL_STEP = 0.1
-
-
-def feature_layout(params: Mapping[str, Param]) -> tuple[FeatureBlock, ...]:
-    """The feature layout every space implementation uses (see :class:`FeatureBlock`)."""
-    blocks: list[FeatureBlock] = []
-    col = 0
-    for name, p in params.items():
-        if isinstance(p, Permutation):
-            width = len(p.items)
-            blocks.append(FeatureBlock(name, "permutation", slice(col, col + width)))
-        elif p.is_numeric:
-            width = 1
-            blocks.append(FeatureBlock(name, "numeric", slice(col, col + 1)))
-        else:
-            width = 1
-            blocks.append(FeatureBlock(name, "categorical", slice(col, col + 1), n_categories=p.size))
-        col += width
-    return tuple(blocks)
+GOLDEN = 0.6180339887498949
+REAL_REPAIR_ROUNDS = 1000
 
 
 def _numeric_bounds(p: Param) -> tuple[float, float]:
@@ -219,9 +204,20 @@ class BruteForceSpace(Space):
                 k = min(len(values) - 1, max(0, math.ceil(u[i] * len(values)) - 1))
                 candidates = [c for c in candidates if self._valid[c][j] == values[k]]
             codes[row, 0] = candidates[0]
-            for r, name in enumerate(self._reals):
-                reals[row, r] = self.params[name].from_unit(np.array([u[self.names.index(name)]]))[0]  # type: ignore[attr-defined]
+            reals[row] = self._reals_at(codes[row, 0], [u[self.names.index(name)] for name in self._reals])
         return Points(codes, reals)
+
+    def _reals_at(self, code: int, unit: list[float]) -> NDArray[np.float64]:
+        """Real values for unit coordinates; when they violate a constraint, the coordinates are
+        shifted by multiples of the golden ratio (mod 1) until they do not."""
+        for shift in range(REAL_REPAIR_ROUNDS + 1):
+            u = [(x + shift * GOLDEN) % 1.0 if shift else x for x in unit]
+            reals = np.array(
+                [self.params[n].from_unit(np.array([u[r]]))[0] for r, n in enumerate(self._reals)]  # type: ignore[attr-defined]
+            )
+            if self._reals_ok(self._config(code, reals)):
+                return reals
+        raise SpaceError("could not map coordinates to real values satisfying the constraints")
 
     def to_unit(self, points: Points) -> NDArray[np.float64]:
         out = np.zeros((len(points), self.n_dims))

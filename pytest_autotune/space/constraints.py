@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_autotune.space.errors import ConstraintError
+from pytest_autotune.space.source import compile_lambda, constant_names, function_namespace, locate
 
-__all__ = ["Constraint", "callable_source"]
+__all__ = ["Constraint", "callable_source", "is_boolean"]
 
 #: Names a restriction string may use besides parameter names.
 _STRING_BUILTINS = {
@@ -28,12 +29,37 @@ _STRING_BUILTINS = {
 
 
 def callable_source(fn: Callable[..., Any]) -> str:
-    """Best-effort stable text of a callable (its source, else its qualified name)."""
-    try:
-        return inspect.getsource(fn).strip()
-    except (OSError, TypeError):
-        module = getattr(fn, "__module__", "?")
-        return f"{module}.{getattr(fn, '__qualname__', repr(fn))}"
+    """Stable text of a callable: its exact source plus the values of the simple names it reads.
+
+    For ``lambda WPT: N % WPT == 0`` with ``N = 1024`` this is
+    ``"lambda WPT: N % WPT == 0 [N=1024]"``, so a changed ``N`` changes the space hash.
+    Falls back to whole source lines, then to the qualified name, when the text is unknown.
+    """
+    located = locate(fn)
+    if located is not None:
+        text = located.text
+        code = getattr(fn, "__code__", None)
+        args = set(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]) if code else set()
+        node: ast.AST = located.node
+        bound = constant_names(node, function_namespace(fn), args)
+    else:
+        try:
+            text = inspect.getsource(fn).strip()
+        except (OSError, TypeError):
+            module = getattr(fn, "__module__", "?")
+            text = f"{module}.{getattr(fn, '__qualname__', repr(fn))}"
+        bound = {}
+    if bound:
+        text += " [" + ", ".join(f"{name}={value}" for name, value in bound.items()) + "]"
+    return text
+
+
+def is_boolean(value: Any) -> bool:
+    """True for ``True``/``False`` and numpy booleans (without importing numpy)."""
+    if isinstance(value, bool):
+        return True
+    kind = type(value)
+    return kind.__module__ == "numpy" and kind.__name__ in ("bool", "bool_")
 
 
 @dataclass(frozen=True)
@@ -112,23 +138,14 @@ class Constraint:
                         f"constraint {text!r}: unknown name {node.id!r} (known: {', '.join(names)})"
                     )
         reads = tuple(n for n in names if n in used)
-        args = ast.arguments(
-            posonlyargs=[],
-            args=[ast.arg(arg=n) for n in reads],
-            kwonlyargs=[],
-            kw_defaults=[],
-            defaults=[],
-        )
-        lam = ast.Expression(body=ast.Lambda(args=args, body=tree.body))
-        ast.fix_missing_locations(lam)
         namespace: dict[str, Any] = {"__builtins__": dict(_STRING_BUILTINS)}
-        fn = eval(compile(lam, f"<constraint {text!r}>", "eval"), namespace)
+        fn = compile_lambda(reads, tree.body, namespace, f"<constraint {text!r}>")
         return cls(fn=fn, reads=reads, source=text.strip(), owner=None, expression=tree)
 
     def __call__(self, config: Mapping[str, Any]) -> bool:
         """Evaluate on one configuration (scalar values); must return a boolean."""
         result = self.fn(**{name: config[name] for name in self.reads})
-        if not isinstance(result, (bool,)) and type(result).__name__ != "bool_":
+        if not is_boolean(result):
             raise ConstraintError(
                 f"{self.label} returned {result!r} ({type(result).__name__}), not a boolean",
                 parameter=self.owner,

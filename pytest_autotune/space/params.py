@@ -12,6 +12,7 @@ for neighbourhoods and for the feature encoding.
 
 from __future__ import annotations
 
+import array as pyarray
 import math
 import numbers
 from abc import ABC, abstractmethod
@@ -55,6 +56,26 @@ def _is_number(value: object) -> bool:
 
 def _is_integer(value: object) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+_INT_TYPES = frozenset({int, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32})
+
+
+def _int64_array(values: Sequence[Any]) -> NDArray[np.int64] | None:
+    """``values`` as int64 when all are (non-bool) integers that fit, else None.
+
+    ``array.array`` converts in C and rejects floats, strings and integers beyond int64; it
+    accepts ``bool`` (an ``int`` subclass), and a bool can only hide among the values 0 and 1,
+    so only those are checked one by one.
+    """
+    try:
+        array: NDArray[np.int64] = np.frombuffer(pyarray.array("q", values), dtype=np.int64)
+    except (TypeError, OverflowError):
+        return None
+    for i in np.flatnonzero((array == 0) | (array == 1)).tolist():
+        if isinstance(values[i], (bool, np.bool_)):
+            return None
+    return array
 
 
 def to_python(value: Any) -> Any:
@@ -101,6 +122,21 @@ class Param(ABC):
     @abstractmethod
     def index_of(self, value: Any) -> int | None:
         """Position of ``value`` in the domain, or None when it is not in it."""
+
+    def values_at(self, indices: NDArray[np.int64]) -> NDArray[Any]:
+        """Domain values at arbitrary positions (a vectorised :meth:`values`)."""
+        indices = np.asarray(indices, dtype=np.int64)
+        if len(indices) == 0:
+            return self.values(0, 0)
+        return np.concatenate([self.values(int(i), int(i) + 1) for i in indices])
+
+    def indices_of(self, values: Sequence[Any]) -> NDArray[np.int64]:
+        """Positions of ``values`` in the domain (-1 where a value is not in it), vectorised."""
+        out = np.empty(len(values), dtype=np.int64)
+        for i, value in enumerate(values):
+            index = self.index_of(value)
+            out[i] = -1 if index is None else index
+        return out
 
     @abstractmethod
     def describe(self) -> str:
@@ -162,6 +198,8 @@ class _FiniteValues(Param):
         self._values = tuple(values)
         self._lookup = lookup
         self._array = _as_array(self._values)
+        #: numeric and strictly ascending: value lookups may use binary search
+        self._ascending = bool(self._array.dtype.kind in "if" and np.all(self._array[:-1] < self._array[1:]))
 
     @property
     def size(self) -> int:
@@ -169,6 +207,19 @@ class _FiniteValues(Param):
 
     def values(self, start: int = 0, stop: int | None = None) -> NDArray[Any]:
         return self._array[start:stop]
+
+    def values_at(self, indices: NDArray[np.int64]) -> NDArray[Any]:
+        return self._array[np.asarray(indices, dtype=np.int64)]
+
+    def indices_of(self, values: Sequence[Any]) -> NDArray[np.int64]:
+        kinds = set(map(type, values))
+        if self._values == (False, True) and kinds <= {bool, np.bool_}:
+            return np.asarray(values, dtype=bool).astype(np.int64)
+        if self._ascending and kinds <= _INT_TYPES | {float, np.float64}:
+            return _sorted_lookup(
+                self._array, np.asarray(values, dtype=np.float64 if float in kinds else None)
+            )
+        return super().indices_of(values)
 
     def index_of(self, value: Any) -> int | None:
         try:
@@ -190,13 +241,23 @@ def _as_array(values: Sequence[Any]) -> NDArray[Any]:
         if all(-(2**63) <= int(v) < 2**63 for v in values):
             return np.array([int(v) for v in values], dtype=np.int64)
         return np.array(values, dtype=object)
-    if all(_is_number(v) for v in values):
-        return np.array([float(v) for v in values], dtype=np.float64)
+    if all(isinstance(v, float) for v in values):
+        return np.array(values, dtype=np.float64)
     if all(isinstance(v, str) for v in values):
         return np.array(values, dtype=np.str_)
     array = np.empty(len(values), dtype=object)
     array[:] = list(values)
     return array
+
+
+def _sorted_lookup(domain: NDArray[Any], queries: NDArray[Any]) -> NDArray[np.int64]:
+    """Positions of ``queries`` in the ascending array ``domain``, -1 where absent."""
+    if queries.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    positions = np.searchsorted(domain, queries)
+    clipped = np.minimum(positions, len(domain) - 1)
+    found = (positions < len(domain)) & (domain[clipped] == queries)
+    return np.where(found, clipped, -1).astype(np.int64)
 
 
 def _numeric_log_scale(lo: float, hi: float) -> bool:
@@ -261,6 +322,26 @@ class Interval(Param):
             return np.array([self.lo + self.step * i for i in range(start, stop)], dtype=object)
         return self.lo + self.step * np.arange(start, stop, dtype=np.int64)
 
+    def values_at(self, indices: NDArray[np.int64]) -> NDArray[Any]:
+        indices = np.asarray(indices, dtype=np.int64)
+        if self._generated is not None:
+            return self._generated.values_at(indices)
+        if self.hi >= 2**63 or self.lo < -(2**63):
+            out = np.empty(len(indices), dtype=object)
+            out[:] = [self.lo + self.step * int(i) for i in indices.tolist()]
+            return out
+        return self.lo + self.step * indices
+
+    def indices_of(self, values: Sequence[Any]) -> NDArray[np.int64]:
+        if self._generated is not None:
+            return self._generated.indices_of(values)
+        array = _int64_array(values) if self.hi < 2**62 and self.lo > -(2**62) else None
+        if array is None:
+            return super().indices_of(values)
+        offset = array - self.lo
+        ok = (offset >= 0) & (array <= self.hi) & (offset % self.step == 0)
+        return np.where(ok, offset // self.step, -1).astype(np.int64)
+
     def index_of(self, value: Any) -> int | None:
         if self._generated is not None:
             return self._generated.index_of(value)
@@ -315,6 +396,20 @@ class Pow2(Param):
         if self._last >= 63:
             return np.array([1 << e for e in exps], dtype=object)
         return np.array([1 << e for e in exps], dtype=np.int64)
+
+    def values_at(self, indices: NDArray[np.int64]) -> NDArray[Any]:
+        exps = self._first + np.asarray(indices, dtype=np.int64)
+        if self._last >= 63:
+            out = np.empty(len(exps), dtype=object)
+            out[:] = [1 << int(e) for e in exps.tolist()]
+            return out
+        return np.left_shift(np.int64(1), exps)
+
+    def indices_of(self, values: Sequence[Any]) -> NDArray[np.int64]:
+        array = _int64_array(values)
+        if array is None or self._last >= 62:
+            return super().indices_of(values)
+        return _sorted_lookup(self.values(), array)
 
     def index_of(self, value: Any) -> int | None:
         if not _is_integer(value) or value < 1:
@@ -497,6 +592,12 @@ class Permutation(Param):
         orders = unrank_permutations(ranks, len(self.items))
         out = np.empty(len(ranks), dtype=object)
         out[:] = [tuple(self.items[i] for i in row) for row in orders]
+        return out
+
+    def values_at(self, indices: NDArray[np.int64]) -> NDArray[Any]:
+        orders = unrank_permutations(np.asarray(indices, dtype=np.int64), len(self.items))
+        out = np.empty(len(orders), dtype=object)
+        out[:] = [tuple(self.items[i] for i in row) for row in orders.tolist()]
         return out
 
     def orders(self, ranks: NDArray[np.int64]) -> NDArray[np.int64]:
