@@ -37,6 +37,8 @@ _EXPORTS: dict[str, str] = {
     "EmptySpaceError": "pytest_autotune.space.errors",
     # tuning loop and abort conditions
     "Tuner": "pytest_autotune.tuner",
+    "Outcome": "pytest_autotune.outcome",
+    "Replay": "pytest_autotune.replay",
     "Evaluations": "pytest_autotune.abort",
     "ValidEvaluations": "pytest_autotune.abort",
     "Duration": "pytest_autotune.abort",
@@ -58,9 +60,11 @@ __all__ = [
     "Evaluations",
     "Fraction",
     "Interval",
+    "Outcome",
     "Permutation",
     "Pow2",
     "Real",
+    "Replay",
     "Set",
     "Space",
     "SpaceError",
@@ -91,6 +95,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from pytest_autotune.abort import Cost, Duration, Evaluations, Fraction, Speedup, ValidEvaluations
     from pytest_autotune.api import constraint, tunable
     from pytest_autotune.fixture import Autotune
+    from pytest_autotune.outcome import Outcome
+    from pytest_autotune.replay import Replay
     from pytest_autotune.measure import DefaultTimer, Timer
     from pytest_autotune.space import build_space
     from pytest_autotune.space.base import Space

@@ -1,0 +1,105 @@
+"""Registry of search strategies, by the name users give (``--autotune-strategy``).
+
+The registry maps a name to ``"module:Class"`` and imports the module only
+when the strategy is asked for, so importing this package costs nothing
+(no numpy, no torch). Strategy options can be given as a spec string,
+``"name:key=value,key=value"``, parsed by :func:`parse_strategy_spec`.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_autotune.strategies.base import Strategy
+
+__all__ = ["available_strategies", "get_strategy", "parse_strategy_spec", "register_strategy"]
+
+_REGISTRY: dict[str, str] = {
+    "random": "pytest_autotune.strategies.random_search:RandomSearch",
+    "exhaustive": "pytest_autotune.strategies.exhaustive:Exhaustive",
+    "anneal": "pytest_autotune.strategies.anneal:SimulatedAnnealing",
+    "genetic": "pytest_autotune.strategies.genetic:GeneticAlgorithm",
+    "diff_evo": "pytest_autotune.strategies.diff_evo:DifferentialEvolution",
+    "pattern": "pytest_autotune.strategies.pattern:PatternSearch",
+    "local": "pytest_autotune.strategies.local:LocalSearch",
+    "bandit": "pytest_autotune.strategies.bandit:AUCBandit",
+    "bo": "pytest_autotune.strategies.bo:BayesianOptimization",
+}
+
+
+def available_strategies() -> list[str]:
+    """Registered strategy names, sorted (``bo`` is listed even if its dependencies are missing)."""
+    return sorted(_REGISTRY)
+
+
+def register_strategy(name: str, target: str | type[Strategy]) -> None:
+    """Register a strategy class (or its ``"module:Class"`` path) under ``name``."""
+    if not name or not name.replace("_", "").isalnum():
+        raise ValueError(f"strategy name {name!r}: use letters, digits and underscores")
+    if isinstance(target, str):
+        if target.count(":") != 1:
+            raise ValueError(f"strategy {name!r}: target {target!r} must look like 'package.module:Class'")
+        _REGISTRY[name] = target
+    else:
+        _REGISTRY[name] = f"{target.__module__}:{target.__qualname__}"
+
+
+def get_strategy(name: str) -> type[Strategy]:
+    """The strategy class registered as ``name``; a clear error when unknown or not importable."""
+    target = _REGISTRY.get(name)
+    if target is None:
+        raise ValueError(f"unknown strategy {name!r}; available: {', '.join(available_strategies())}")
+    module_name, _, class_name = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ImportError(
+            f"strategy {name!r} cannot be loaded ({exc}); "
+            + (
+                "the Bayesian engine needs torch, gpytorch and scikit-learn installed; "
+                if name == "bo"
+                else ""
+            )
+            + f"choose another one: {', '.join(n for n in available_strategies() if n != name)}"
+        ) from exc
+    cls: type[Strategy] = getattr(module, class_name)
+    return cls
+
+
+def _option_value(text: str) -> Any:
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("none", "null"):
+        return None
+    try:
+        return ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError):
+        return text.strip()
+
+
+def parse_strategy_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """Split ``"name:key=value,key=value"`` into the name and its options.
+
+    Values are Python literals when they parse as one (``0.9``, ``20``,
+    ``True``/``true``, ``None``), otherwise strings. The name is not checked
+    here (see :func:`get_strategy`).
+    """
+    name, _, rest = spec.strip().partition(":")
+    name = name.strip()
+    if not name:
+        raise ValueError(f"strategy spec {spec!r}: missing the strategy name")
+    options: dict[str, Any] = {}
+    if rest.strip():
+        for item in rest.split(","):
+            key, eq, value = item.partition("=")
+            key = key.strip()
+            if not eq or not key.isidentifier():
+                raise ValueError(f"strategy spec {spec!r}: expected key=value, got {item.strip()!r}")
+            if key in options:
+                raise ValueError(f"strategy spec {spec!r}: option {key!r} given twice")
+            options[key] = _option_value(value)
+    return name, options

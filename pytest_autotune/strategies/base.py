@@ -31,6 +31,8 @@ class Strategy(ABC):
     """
 
     name: ClassVar[str]
+    #: Resume by re-asking (exact equality with an uninterrupted run); False: only tell the records.
+    resume_by_asking: ClassVar[bool] = True
 
     def __init__(self, space: Space, *, rng: np.random.Generator, **options: Any) -> None:
         if options:

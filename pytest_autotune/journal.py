@@ -1,0 +1,242 @@
+"""The tuning journal: an append-only JSON-lines file, one line per completed trial.
+
+Line 1 is a header (format name and version, space hash, strategy, seed,
+strategy options, objective direction); every further line is one trial,
+written, flushed and fsync'd as soon as the trial completes, so a killed run
+loses at most the trial in flight. Reading tolerates a torn last line (a
+write cut short by a kill): it is ignored and cut off before appending again.
+Any other unreadable line is an error naming the file and line.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from pytest_autotune.outcome import LABELS, Outcome
+
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "JournalContents",
+    "JournalEntry",
+    "JournalError",
+    "JournalHeader",
+    "JournalMismatchError",
+    "JournalWriter",
+    "read_journal",
+    "set_aside",
+]
+
+FORMAT = "pytest-autotune-journal"
+FORMAT_VERSION = 1
+
+
+class JournalError(ValueError):
+    """A journal file cannot be read or does not belong to this tuning job."""
+
+    def __init__(self, path: str | os.PathLike[str], message: str) -> None:
+        super().__init__(f"{os.fspath(path)}: {message}")
+        self.path = Path(path)
+
+
+class JournalMismatchError(JournalError):
+    """The journal was written by a different tuning job (space, strategy, seed, options)."""
+
+
+def _normalise(value: Any) -> Any:
+    """What ``value`` reads back as after a JSON round trip (non-JSON values become their repr)."""
+    return json.loads(json.dumps(value, default=repr, sort_keys=True))
+
+
+@dataclass(frozen=True)
+class JournalHeader:
+    """Identity of a tuning job; a journal is resumed only by a job with the same header."""
+
+    space_hash: str
+    strategy: str
+    seed: int
+    options: Mapping[str, Any] = field(default_factory=dict)
+    maximize: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """The header line's content."""
+        return {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "space_hash": self.space_hash,
+            "strategy": self.strategy,
+            "seed": self.seed,
+            "options": _normalise(dict(self.options)),
+            "maximize": self.maximize,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], path: str | os.PathLike[str]) -> JournalHeader:
+        """Parse a header line; errors name the file."""
+        if data.get("format") != FORMAT:
+            raise JournalError(path, "not a pytest-autotune journal (bad header line)")
+        version = data.get("version")
+        if not isinstance(version, int) or version > FORMAT_VERSION:
+            raise JournalError(
+                path, f"journal format version {version!r} is newer than this pytest-autotune reads"
+            )
+        try:
+            return cls(
+                space_hash=str(data["space_hash"]),
+                strategy=str(data["strategy"]),
+                seed=int(data["seed"]),
+                options=dict(data.get("options") or {}),
+                maximize=bool(data.get("maximize", False)),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise JournalError(path, f"incomplete journal header ({exc!r})") from exc
+
+    def differences(self, other: JournalHeader) -> list[str]:
+        """Human-readable fields in which ``other`` differs from this header."""
+        mine, theirs = self.to_dict(), other.to_dict()
+        return [f"{k}: {theirs[k]!r} in the journal, {mine[k]!r} now" for k in mine if mine[k] != theirs[k]]
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    """One completed trial as stored (``config`` is JSON-decoded: lists where tuples were)."""
+
+    number: int
+    config: dict[str, Any]
+    outcome: Outcome
+    eval_seconds: float
+    suggest_seconds: float
+
+    def to_line(self) -> str:
+        """The JSON line (with its newline)."""
+        data = {
+            "trial": self.number,
+            "config": self.config,
+            "label": self.outcome.label,
+            "value": self.outcome.value,
+            "detail": self.outcome.detail,
+            "eval_s": self.eval_seconds,
+            "suggest_s": self.suggest_seconds,
+        }
+        return json.dumps(data, default=repr, sort_keys=True, allow_nan=False) + "\n"
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], path: str | os.PathLike[str], line: int) -> JournalEntry:
+        """Parse a trial line; errors name the file and line."""
+        try:
+            label = data["label"]
+            if label not in LABELS:
+                raise ValueError(f"unknown label {label!r}")
+            outcome = Outcome(label, data.get("value"), str(data.get("detail", "")))
+            config = data["config"]
+            if not isinstance(config, dict):
+                raise TypeError("config is not an object")
+            return cls(
+                number=int(data["trial"]),
+                config=config,
+                outcome=outcome,
+                eval_seconds=_finite(data.get("eval_s", 0.0)),
+                suggest_seconds=_finite(data.get("suggest_s", 0.0)),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise JournalError(path, f"line {line}: not a valid trial record ({exc})") from exc
+
+
+def _finite(value: Any) -> float:
+    number = float(value)
+    if not math.isfinite(number) or number < 0:
+        raise ValueError(f"bad duration {value!r}")
+    return number
+
+
+@dataclass
+class JournalContents:
+    """What :func:`read_journal` found: header (None for an empty file), trials, and the good prefix."""
+
+    header: JournalHeader | None
+    entries: list[JournalEntry]
+    valid_bytes: int
+    torn_tail: bool
+
+
+def read_journal(path: str | os.PathLike[str]) -> JournalContents:
+    """Read a journal; a missing or empty file gives empty contents."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        return JournalContents(None, [], 0, False)
+    except OSError as exc:
+        raise JournalError(path, f"cannot read the journal ({exc})") from exc
+    lines = data.split(b"\n")
+    tail = lines.pop()  # the bytes after the last newline: empty, or a torn write
+    header: JournalHeader | None = None
+    entries: list[JournalEntry] = []
+    offset = 0
+    for number, raw in enumerate(lines, start=1):
+        offset += len(raw) + 1
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise JournalError(path, f"line {number} is not valid JSON ({exc})") from exc
+        if not isinstance(record, dict):
+            raise JournalError(path, f"line {number} is not a JSON object")
+        if header is None:
+            header = JournalHeader.from_dict(record, path)
+        else:
+            entries.append(JournalEntry.from_dict(record, path, number))
+    return JournalContents(header, entries, offset, torn_tail=bool(tail))
+
+
+def set_aside(path: str | os.PathLike[str]) -> Path:
+    """Rename a journal to a free ``<name>.<n>.old`` next to it (kept, not deleted); returns the new path."""
+    source = Path(path)
+    n = 1
+    while (target := source.with_name(f"{source.name}.{n}.old")).exists():
+        n += 1
+    source.rename(target)
+    return target
+
+
+class JournalWriter:
+    """Appends trials to a journal, each flushed and fsync'd before :meth:`append` returns."""
+
+    def __init__(
+        self, path: str | os.PathLike[str], header: JournalHeader, contents: JournalContents | None = None
+    ) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        resume = contents is not None and contents.header is not None
+        self._file: IO[str] = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - kept open
+        if resume and contents is not None:
+            self._file.truncate(contents.valid_bytes)  # drop a torn last line before appending
+            self._file.seek(contents.valid_bytes)
+        else:
+            self._file.truncate(0)
+            self._write(json.dumps(header.to_dict(), sort_keys=True) + "\n")
+
+    def _write(self, line: str) -> None:
+        self._file.write(line)
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def append(self, entry: JournalEntry) -> None:
+        """Write one trial line and make it durable."""
+        self._write(entry.to_line())
+
+    def close(self) -> None:
+        """Close the file (appending again needs a new writer)."""
+        self._file.close()
+
+    def __enter__(self) -> JournalWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
