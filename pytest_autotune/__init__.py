@@ -95,9 +95,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from pytest_autotune.abort import Cost, Duration, Evaluations, Fraction, Speedup, ValidEvaluations
     from pytest_autotune.api import constraint, tunable
     from pytest_autotune.fixture import Autotune
+    from pytest_autotune.measure import DefaultTimer, Timer
     from pytest_autotune.outcome import Outcome
     from pytest_autotune.replay import Replay
-    from pytest_autotune.measure import DefaultTimer, Timer
     from pytest_autotune.space import build_space
     from pytest_autotune.space.base import Space
     from pytest_autotune.space.errors import ConstraintError, EmptySpaceError, SpaceError
