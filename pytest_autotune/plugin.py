@@ -1,14 +1,269 @@
-"""pytest plugin entry point (``pytest11``: ``autotune``).
+"""pytest plugin entry point (``pytest11``: ``autotune``): hooks and fixtures, nothing more.
 
-Imports nothing heavy at module level: a plain ``pytest`` run must stay fast.
-The full plugin (options, fixtures, tune and check modes) lands with issue 5.
+The hooks delegate to modules imported when first needed, so loading the plugin costs a few
+milliseconds and a plain ``pytest`` run imports neither numpy (until a tunable test module does)
+nor torch, gpytorch, scikit-learn or pyopencl (until a test needs OpenCL).
+
+Fixtures: ``autotune`` (the configuration under test and the timing tools, for ``@tunable``
+tests), ``autotune_timer`` (override it to supply times, e.g. from a simulator), ``cl_context`` and
+``cl_queue`` (the selected OpenCL device, profiling enabled; session scope).
 """
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
 import pytest
+
+from pytest_autotune.options import add_options, normalise_mode_argument
+
+if TYPE_CHECKING:
+    from pytest_autotune.controller import Controller
+    from pytest_autotune.fixture import Autotune
+    from pytest_autotune.measure import Timer
+    from pytest_autotune.planning import ItemPlan
+    from pytest_autotune.session import AutotuneSession
+
+SESSION: pytest.StashKey[AutotuneSession] = pytest.StashKey()
+CONTROLLER: pytest.StashKey[Controller] = pytest.StashKey()
+PLAN: pytest.StashKey[ItemPlan] = pytest.StashKey()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Register the ``autotune`` option group and its ini keys."""
+    add_options(parser)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, parser: pytest.Parser, args: list[str]
+) -> None:
+    """Let ``pytest --autotune PATH`` mean tuning PATH (``--autotune`` takes an optional mode)."""
+    before = list(args)
+    normalise_mode_argument(args)
+    if args != before:  # re-parse as pytest did, so the initial conftests of PATH are found
+        previous = early_config.known_args_namespace
+        reparsed = parser.parse_known_args(args, namespace=copy.copy(early_config.option))
+        if reparsed.confcutdir is None:
+            reparsed.confcutdir = previous.confcutdir
+        early_config.known_args_namespace = reparsed
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Register the ``autotune`` marker so ``--strict-markers`` accepts it."""
-    config.addinivalue_line("markers", "autotune(**policy): a tunable kernel test (added by @tunable)")
+    """Register the marker; load settings and the store (bad values are usage errors)."""
+    config.addinivalue_line("markers", "autotune(**policy): a @tunable kernel test (added by @tunable)")
+    from pytest_autotune.policy import PolicyError
+    from pytest_autotune.session import AutotuneSession
+    from pytest_autotune.store import StoreError
+
+    try:
+        session = AutotuneSession(config)
+    except (PolicyError, StoreError, ValueError) as exc:
+        raise pytest.UsageError(f"pytest-autotune: {exc}") from exc
+    config.stash[SESSION] = session
+    if not session.is_worker and session.trial_worker is None:
+        from pytest_autotune.controller import Controller
+
+        controller = Controller(session)
+        config.stash[CONTROLLER] = controller
+        config.pluginmanager.register(controller, "autotune-controller")
+        if config.pluginmanager.hasplugin("xdist"):
+            from pytest_autotune.xdist_support import XdistController
+
+            config.pluginmanager.register(XdistController(controller), "autotune-xdist")
+
+
+def _session(config: pytest.Config) -> AutotuneSession:
+    return config.stash[SESSION]
+
+
+def _is_tunable(item: pytest.Item) -> bool:
+    from pytest_autotune.api import get_spec
+
+    return get_spec(getattr(item, "obj", None)) is not None
+
+
+def _is_relevant(session: AutotuneSession) -> bool:
+    return session.store.exists or session.settings.tuning or session.settings.update_baseline
+
+
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    """Header line on the xdist controller (which collects nothing); see the collection hook otherwise."""
+    session = config.stash.get(SESSION, None)
+    if session is None or not config.pluginmanager.hasplugin("dsession") or not _is_relevant(session):
+        return None
+    from pytest_autotune.report import header_lines
+
+    return header_lines(session, session.store.devices())
+
+
+def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Item]) -> list[str] | None:
+    """Header line: mode, device keys of the collected tunable tests, cache path and entry count."""
+    session = config.stash.get(SESSION, None)
+    if session is None or config.get_verbosity() < 0 or config.option.no_header:
+        return None
+    tunable = [item for item in items if _is_tunable(item)]
+    if not tunable and not _is_relevant(session):
+        return None
+    from pytest_autotune.report import header_lines
+
+    try:
+        devices = {session.devices.key_for(getattr(item, "fixturenames", ())) for item in tunable}
+    except Exception as exc:  # reported again, per test, when the tests set up
+        return [f"autotune: cannot select a device: {type(exc).__name__}: {exc}"]
+    return header_lines(session, devices)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark tunable tests ``autotune`` (before ``-m`` deselects) so ``-m autotune`` selects them.
+
+    A trial worker keeps only the test it serves.
+    """
+    spec = _session(config).trial_worker
+    if spec is not None:
+        others = [item for item in items if item.nodeid != spec.nodeid]
+        items[:] = [item for item in items if item.nodeid == spec.nodeid]
+        if others:
+            config.hook.pytest_deselected(items=others)
+    for item in items:
+        if _is_tunable(item):
+            item.add_marker("autotune")
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    """Remember deselected tests: they exist (their entries are used) but pruning must not run."""
+    session = _session(items[0].config) if items else None
+    if session is None:
+        return
+    session.collection.deselected += len(items)
+    for item in items:
+        session.collection.add(item.nodeid, tunable=_is_tunable(item))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Record what was collected; xdist workers send it to the controller."""
+    state = _session(session.config)
+    for item in session.items:
+        state.collection.add(item.nodeid, tunable=_is_tunable(item))
+    state.collection.errors = session.testsfailed
+    if state.is_worker:
+        session.config.workeroutput["autotune"] = state.collection.to_dict()  # type: ignore[attr-defined]
+    elif CONTROLLER in session.config.stash:
+        session.config.stash[CONTROLLER].add_collection(state.collection)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Plan each tunable test before its fixtures are set up (misuse fails the setup).
+
+    A plain implementation: skip/xfail marks (tryfirst) are evaluated before it, and it runs
+    before pytest's own setup (registered earlier), which creates the fixtures.
+    """
+    from pytest_autotune.planning import PlanError, plan_item
+
+    session = _session(item.config)
+    try:
+        plan = plan_item(session, item)
+    except PlanError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    if plan is not None:
+        item.stash[PLAN] = plan.for_trial_worker() if session.trial_worker is not None else plan
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Tune or check a tunable test (its body runs once, or once per trial); serve trials in a worker."""
+    plan = pyfuncitem.stash.get(PLAN, None)
+    if plan is None:
+        return None
+    session = _session(pyfuncitem.config)
+    fixture: Autotune = pyfuncitem.funcargs["autotune"]  # type: ignore[assignment]
+    if session.trial_worker is not None:
+        from pytest_autotune.trial_worker import serve_item
+
+        serve_item(pyfuncitem, fixture, session.trial_worker)
+        return True
+    from pytest_autotune.execution import run_item
+
+    run_item(session, pyfuncitem, plan, fixture)
+    return True
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Write the store once (controller or single process) and export JSON when asked."""
+    controller = session.config.stash.get(CONTROLLER, None)
+    if controller is None:
+        return
+    controller.finish(int(exitstatus))
+    if controller.outcome.error is not None and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED  # results that were not saved fail the run
+    json_path = controller.session.settings.json_path
+    if json_path is not None:
+        from pytest_autotune.report import export_json
+        from pytest_autotune.store import commit_info
+
+        export_json(json_path, controller.results, commit_info(session.config.rootpath))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """The autotune sections: per device, and performance regressions."""
+    controller = config.stash.get(CONTROLLER, None)
+    if controller is None:
+        return
+    from pytest_autotune.report import write_summary
+
+    write_summary(terminalreporter, controller)
+
+
+# -- fixtures ---------------------------------------------------------------------------------------------
+@pytest.fixture
+def autotune_timer() -> Timer:
+    """The timer ``autotune.measure`` uses; override this fixture to supply times (fakes, simulators)."""
+    from pytest_autotune.measure import DefaultTimer
+
+    return DefaultTimer()
+
+
+@pytest.fixture
+def autotune(request: pytest.FixtureRequest, autotune_timer: Timer) -> Autotune:
+    """The configuration under test of a ``@tunable`` test, and the tools to time it."""
+    from pytest_autotune.fixture import MEASURE_REPEAT, Autotune
+    from pytest_autotune.measure import DefaultTimer
+
+    plan = request.node.stash.get(PLAN, None)
+    if plan is None:
+        pytest.fail(f"{request.node.nodeid}: the autotune fixture is only for @tunable tests", pytrace=False)
+    timer = autotune_timer
+    if isinstance(timer, DefaultTimer) and timer.sync is None and "cl_queue" in request.fixturenames:
+        timer = DefaultTimer(sync=request.getfixturevalue("cl_queue").finish)
+    fixture = Autotune(
+        nodeid=request.node.nodeid,
+        space=plan.spec.space,
+        policy=plan.policy,
+        device=plan.device,
+        timer=timer,
+        tuning=plan.tune,
+    )
+    fixture.begin_run(plan.committed.config, repeat_default=MEASURE_REPEAT)
+    return fixture
+
+
+@pytest.fixture(scope="session")
+def cl_context(request: pytest.FixtureRequest) -> Any:
+    """An OpenCL context on the selected device (``--autotune-device``, ``PYOPENCL_CTX``, first)."""
+    session = _session(request.config)
+    from pytest_autotune.opencl import create_context
+
+    return create_context(session.devices.opencl_device)
+
+
+@pytest.fixture(scope="session")
+def cl_queue(cl_context: Any) -> Iterator[Any]:
+    """A profiling-enabled command queue on ``cl_context``'s device."""
+    from pytest_autotune.opencl import create_queue
+
+    queue = create_queue(cl_context)
+    yield queue
+    queue.finish()

@@ -1,0 +1,262 @@
+"""Measure every configuration of an example kernel's (sub-)space into a Kernel Tuner cache file.
+
+    python benchmarks/kernels_measure.py gemm [--timeout 120] [--limit N]
+    python benchmarks/kernels_measure.py gemm --refine 30 [--rounds 6]
+
+Resumable: configurations already in ``benchmarks/data/kernels_<name>.json`` are skipped, and the
+file is rewritten (atomically) every few measurements. Each configuration runs in a worker process
+through :class:`pytest_autotune.opencl_harness.KernelTestObjective`, i.e. exactly as a tuning
+trial of the plugin (1 warm-up call, 5 timed calls (15 for saxpy), the test's correctness check).
+A worker that crashes (PoCL aborts on some LLVM errors) or exceeds ``--timeout`` seconds on one
+configuration is replaced, and that configuration is recorded as ``RuntimeFailedConfig``.
+
+Cache entries follow Kernel Tuner: ``time`` in ms (the median of the timed calls) or a failure
+marker, ``times`` in ms, ``compile_time`` (program builds, ms), ``benchmark_time`` (the rest of the
+trial: inputs, runs, check, ms); plus ``label``/``detail`` (our outcome) and the load average at
+measurement time, since the machine is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import select
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from kernels_cases import KernelCase, case_by_name
+
+MARKERS = {
+    "compile": "CompilationFailedConfig",
+    "runtime": "RuntimeFailedConfig",
+    "timeout": "RuntimeFailedConfig",
+}
+SAVE_EVERY = 10
+
+
+def cache_key(config: dict[str, Any], names: tuple[str, ...]) -> str:
+    """Kernel Tuner's cache key: the values joined by commas in parameter order."""
+    return ",".join(str(config[name]) for name in names)
+
+
+def load_cache(case: KernelCase, names: tuple[str, ...], domains: dict[str, list[Any]]) -> dict[str, Any]:
+    """The case's cache file, or a new empty one with Kernel Tuner's header."""
+    if case.cache_path.exists():
+        data: dict[str, Any] = json.loads(case.cache_path.read_text())
+        if tuple(data["tune_params_keys"]) != names:
+            raise SystemExit(f"{case.cache_path}: parameters {data['tune_params_keys']} != {list(names)}")
+        return data
+    from pytest_autotune.opencl import device_info, select_device
+
+    info = device_info(select_device(None))
+    return {
+        "version": "1.0",
+        "device_name": info["key"],
+        "device_info": info,
+        "kernel_name": case.function_name,
+        "problem_size": case.name,
+        "tune_params_keys": list(names),
+        "tune_params": domains,
+        "objective": "time",
+        "cache": {},
+    }
+
+
+def save_cache(case: KernelCase, data: dict[str, Any]) -> None:
+    """Write the cache atomically (one entry per line, so diffs stay readable)."""
+    case.cache_path.parent.mkdir(parents=True, exist_ok=True)
+    header = {k: v for k, v in data.items() if k != "cache"}
+    lines = [json.dumps(header, sort_keys=True)[:-1] + ', "cache": {']
+    entries = [
+        f"{json.dumps(key)}: {json.dumps(entry, sort_keys=True)}" for key, entry in data["cache"].items()
+    ]
+    body = ",\n".join(entries)
+    text = lines[0] + ("\n" + body + "\n" if body else "") + "}}\n"
+    temporary = case.cache_path.with_suffix(".json.tmp")
+    temporary.write_text(text)
+    os.replace(temporary, case.cache_path)
+
+
+def entry_for(config: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    """A Kernel Tuner cache entry from a worker's result."""
+    label = result["label"]
+    entry: dict[str, Any] = dict(config)
+    entry["time"] = result["value"] * 1e3 if label == "ok" else MARKERS.get(label, "InvalidConfig")
+    entry["times"] = [s * 1e3 for s in result.get("samples", [])]
+    entry["compile_time"] = result.get("build_seconds", 0.0) * 1e3
+    entry["benchmark_time"] = max(0.0, result["seconds"] - result.get("build_seconds", 0.0)) * 1e3
+    entry["verification_time"] = 0
+    entry["strategy_time"] = 0
+    entry["framework_time"] = 0
+    entry["label"] = label
+    if result.get("detail"):
+        entry["detail"] = result["detail"][:500]
+    entry["loadavg"] = round(os.getloadavg()[0], 2)
+    entry["timestamp"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+    return entry
+
+
+def _sorted_values(values: set[Any]) -> list[Any]:
+    try:
+        return sorted(values)
+    except TypeError:
+        return sorted(values, key=repr)
+
+
+class Worker:
+    """A subprocess measuring one configuration per request line (JSON in, JSON out)."""
+
+    def __init__(self, case: KernelCase) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, "--worker", case.name],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+        )
+
+    def measure(self, config: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+        """The worker's result, or None when it died or ran out of time (it is then stopped)."""
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        start = time.perf_counter()
+        try:
+            self.process.stdin.write(json.dumps(config) + "\n")
+            self.process.stdin.flush()
+        except BrokenPipeError:
+            return None
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+        line = self.process.stdout.readline() if ready else ""
+        if not line:
+            self.stop()
+            return {"label": "timeout" if ready == [] else "runtime", "seconds": time.perf_counter() - start}
+        return json.loads(line)  # type: ignore[no-any-return]
+
+    def stop(self) -> None:
+        """End the worker process (only this one, by its handle)."""
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+
+
+def run_worker(name: str) -> None:
+    """Worker loop: read configurations from stdin, print one result line each."""
+    from pytest_autotune.opencl_harness import KernelTestObjective
+
+    case = case_by_name(name)
+    objective = KernelTestObjective(case.load(), warmup=1, repeat=case.repeat)
+    for line in sys.stdin:
+        trial = objective.run(json.loads(line))
+        result = {
+            "label": trial.outcome.label,
+            "value": trial.outcome.value,
+            "detail": trial.outcome.detail,
+            "samples": list(trial.samples),
+            "build_seconds": trial.build_seconds,
+            "seconds": trial.seconds,
+        }
+        print(json.dumps(result), flush=True)
+
+
+def measure_case(case: KernelCase, *, timeout: float, limit: int | None, extra: list[dict[str, Any]]) -> None:
+    """Measure the missing configurations of ``case`` (its sub-space plus ``extra`` ones)."""
+    space = case.measured_space()
+    names = space.names
+    configs = space.configs(space.at_index(list(range(space.size))))
+    domains: dict[str, list[Any]] = {n: _sorted_values({c[n] for c in configs}) for n in names}
+    data = load_cache(case, names, domains)
+    pending = {cache_key(c, names): c for c in [*extra, *configs]}
+    todo = [c for key, c in pending.items() if key not in data["cache"]]
+    if limit is not None:
+        todo = todo[:limit]
+    print(f"{case.name}: {space.size} configurations, {len(todo)} to measure", flush=True)
+    worker: Worker | None = None
+    started = time.perf_counter()
+    try:
+        for done, config in enumerate(todo, 1):
+            worker = worker or Worker(case)
+            result = worker.measure(config, timeout)
+            if result is None or result["label"] in ("timeout",) or worker.process.poll() is not None:
+                worker.stop()
+                worker = None
+                result = result or {"label": "runtime", "seconds": 0.0}
+                result.setdefault("detail", f"worker died or exceeded {timeout:.0f} s")
+            data["cache"][cache_key(config, names)] = entry_for(config, result)
+            if done % SAVE_EVERY == 0 or done == len(todo):
+                save_cache(case, data)
+                rate = (time.perf_counter() - started) / done
+                print(f"  {done}/{len(todo)}  {rate:.2f} s/config  load {os.getloadavg()[0]:.1f}", flush=True)
+    finally:
+        if worker is not None:
+            worker.stop()
+        save_cache(case, data)
+
+
+def refine_case(
+    case: KernelCase, *, top: int, rounds: int, timeout: float, extra: list[dict[str, Any]]
+) -> None:
+    """Measure the ``top`` fastest configurations (and ``extra`` ones) again, ``rounds`` times each.
+
+    The rounds interleave the configurations, so a burst of load from other processes hits them
+    alike; the new runs are added to each entry's ``times`` (``time`` becomes their median). The
+    few configurations that decide "fraction of the optimum" then rest on many runs, not five.
+    """
+    if not case.cache_path.exists():
+        raise SystemExit(f"{case.cache_path}: nothing to refine, measure {case.name} first")
+    data = json.loads(case.cache_path.read_text())
+    names = tuple(data["tune_params_keys"])
+    feasible = [(min(e["times"]), key) for key, e in data["cache"].items() if e.get("label") == "ok"]
+    chosen = [key for _, key in sorted(feasible)[:top]]
+    chosen += [k for k in (cache_key(c, names) for c in extra) if k in data["cache"] and k not in chosen]
+    print(f"{case.name}: refining {len(chosen)} configurations, {rounds} rounds", flush=True)
+    worker: Worker | None = None
+    try:
+        for round_number in range(rounds):
+            for key in chosen:
+                entry = data["cache"][key]
+                worker = worker or Worker(case)
+                result = worker.measure({n: entry[n] for n in names}, timeout)
+                if result is None or result["label"] != "ok":
+                    worker.stop()
+                    worker = None
+                    continue
+                entry["times"] = [*entry["times"], *(s * 1e3 for s in result["samples"])]
+                entry["time"] = statistics.median(entry["times"])
+            save_cache(case, data)
+            print(f"  round {round_number + 1}/{rounds}  load {os.getloadavg()[0]:.1f}", flush=True)
+    finally:
+        if worker is not None:
+            worker.stop()
+        save_cache(case, data)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("kernels", nargs="+", help="kernel names (saxpy, reduction, transpose, conv2d, gemm)")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per configuration")
+    parser.add_argument("--limit", type=int, default=None, help="measure at most this many now")
+    parser.add_argument("--refine", type=int, default=0, metavar="K", help="re-measure the K fastest instead")
+    parser.add_argument("--rounds", type=int, default=6, help="rounds of re-measurement with --refine")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        run_worker(args.kernels[0])
+        return
+    for name in args.kernels:
+        case = case_by_name(name)
+        default = case.full_space().default_config()
+        if args.refine:
+            refine_case(case, top=args.refine, rounds=args.rounds, timeout=args.timeout, extra=[default])
+        else:
+            measure_case(case, timeout=args.timeout, limit=args.limit, extra=[default])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+"""Tunable sum reduction of 2^22 floats: per-work-group partial sums on the device, added on the host.
+
+The default is the classic GPU reduction: work-groups of 256, one element per work-item, a
+local-memory tree.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import numpy as np
+import pyopencl as cl
+
+from pytest_autotune import Bool, Pow2, Set, tunable
+
+SOURCE = (Path(__file__).parent / "reduction.cl").read_text()
+N = 1 << 22
+
+
+@functools.cache
+def make_problem() -> dict[str, object]:
+    """Small positive integers as floats, and their exact sum."""
+    rng = np.random.default_rng(3)
+    values = rng.integers(1, 8, size=N)
+    # float32 holds integers exactly up to 2^24. A work-group sums WG * EPT <= 2^21 values of at most
+    # 7 (the where= on EPT keeps at least two work-groups), so every partial sum stays below 2^24:
+    # each addition is exact in any order, the host adds the partials in int64, and the result
+    # must equal the integer sum exactly. A lost or duplicated element (each >= 1) always shows.
+    return {"x": values.astype(np.float32), "sum": int(values.sum())}
+
+
+@tunable(
+    # Work-group size: 8192 exceeds the device's maximum (4096 here) and is left to the tuner.
+    WG=Pow2(1, 8192, default=256),
+    EPT=Pow2(1, 256, where=lambda WG, EPT: (N // 2) % (WG * EPT) == 0, default=1),  # elements per item
+    VW=Set(1, 2, 4, 8, where=lambda EPT, VW: EPT % VW == 0, default=1),  # vector width of the loads
+    UNROLL=Set(1, 2, 4, 8, where=lambda EPT, VW, UNROLL: (EPT // VW) % UNROLL == 0, default=1),
+    STRIDED=Bool(default=True),  # interleaved (GPU-style) or contiguous chunks per work-item
+)
+def test_reduction(autotune, cl_queue):
+    problem = make_problem()
+    cfg = autotune.config
+    ctx = cl_queue.context
+    reduce = autotune.build(ctx, SOURCE, defines=cfg)
+    groups = N // (cfg["WG"] * cfg["EPT"])
+    mf = cl.mem_flags
+    x = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=problem["x"])
+    partial = cl.Buffer(ctx, mf.WRITE_ONLY, groups * 4)
+    autotune.measure(lambda: reduce(cl_queue, (groups * cfg["WG"],), (cfg["WG"],), x, partial))
+    sums = np.empty(groups, dtype=np.float32)
+    cl.enqueue_copy(cl_queue, sums, partial)
+    assert int(sums.astype(np.int64).sum()) == problem["sum"]

@@ -1,0 +1,59 @@
+"""Tunable SAXPY (z = a * x + y over 2^22 floats): pyATF's introductory example, as a pytest test.
+
+The default is the textbook kernel: one element per work-item in work-groups of 64.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import numpy as np
+import pyopencl as cl
+
+from pytest_autotune import Bool, Interval, Pow2, Set, tunable
+
+SOURCE = (Path(__file__).parent / "saxpy.cl").read_text()
+N = 1 << 22
+A = np.float32(2.5)
+EPS32 = 2.0**-24  # unit roundoff of float32
+
+
+@functools.cache
+def make_problem() -> dict[str, np.ndarray]:
+    """Inputs, the float64 reference and the error bound."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(N, dtype=np.float32)
+    y = rng.standard_normal(N, dtype=np.float32)
+    ax = np.float64(A) * x.astype(np.float64)
+    return {
+        "x": x,
+        "y": y,
+        "reference": ax + y,
+        # A separate multiply and add round twice, a fused multiply-add once: either way the float32
+        # result is within 2u (|a x| + |y|) of the exact value (u = 2^-24); a wrong element is not.
+        "bound": 2 * EPS32 * (np.abs(ax) + np.abs(y)),
+    }
+
+
+@tunable(
+    WPT=Interval(1, 64, where=lambda WPT: N % WPT == 0, default=1),  # elements per work-item
+    # Work-group size: values above the device's maximum (4096 here) fail at launch and are
+    # left to the tuner as a hidden constraint.
+    LS=Pow2(1, 8192, where=lambda WPT, LS: (N // WPT) % LS == 0, default=64),
+    VW=Set(1, 2, 4, 8, where=lambda WPT, VW: WPT % VW == 0, default=1),  # vector width
+    STRIDED=Bool(default=False),  # GPU-style interleaved (True) or contiguous (False) chunks
+)
+def test_saxpy(autotune, cl_queue):
+    problem = make_problem()
+    cfg = autotune.config
+    ctx = cl_queue.context
+    saxpy = autotune.build(ctx, SOURCE, defines=cfg)
+    mf = cl.mem_flags
+    x = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=problem["x"])
+    y = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=problem["y"])
+    z = cl.Buffer(ctx, mf.WRITE_ONLY, N * 4)
+    autotune.measure(lambda: saxpy(cl_queue, (N // cfg["WPT"],), (cfg["LS"],), A, x, y, z))
+    result = np.empty(N, dtype=np.float32)
+    cl.enqueue_copy(cl_queue, result, z)
+    assert np.all(np.abs(result - problem["reference"]) <= problem["bound"])

@@ -1,0 +1,185 @@
+"""Running one tunable test (tune it, or run and check it) and attaching its result to the report.
+
+The result always reaches the report (as the ``autotune`` user property) before a policy failure
+(regression, missing entry, infeasible space) fails the test, so the summary and the store see it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import warnings
+from typing import TYPE_CHECKING, Any, Final
+
+from pytest_autotune.check_mode import CheckReport, check
+from pytest_autotune.isolation import WorkerStartError
+from pytest_autotune.progress import TuningProgress
+from pytest_autotune.results import PROPERTY, AutotuneResult
+from pytest_autotune.runner import InProcessTrials
+from pytest_autotune.tune_mode import TuningFailed, tune
+from pytest_autotune.warning_types import AutotuneSharedFixtureWarning
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import pytest
+
+    from pytest_autotune.fixture import Autotune
+    from pytest_autotune.planning import ItemPlan
+    from pytest_autotune.session import AutotuneSession
+    from pytest_autotune.trial_worker import IsolatedTrials
+
+__all__ = ["run_item", "shared_function_fixtures"]
+
+#: Function-scoped fixtures that are safe to share between trials.
+_TRIAL_SAFE_FIXTURES: Final = frozenset({"autotune", "autotune_timer", "benchmark", "request"})
+
+
+def shared_function_fixtures(item: pytest.Item) -> list[str]:
+    """Function-scoped fixtures of ``item`` that every trial will share (parametrized arguments excluded)."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return []
+    params = set(getattr(getattr(item, "callspec", None), "params", {}))
+    names = []
+    for name in getattr(item, "fixturenames", ()):
+        definitions = info.name2fixturedefs.get(name)
+        if not definitions or name in _TRIAL_SAFE_FIXTURES or name in params:
+            continue
+        if str(getattr(definitions[-1], "scope", "")) in ("function", "Scope.Function"):
+            names.append(name)
+    return names
+
+
+def _json_value(value: Any) -> Any:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)
+    return value
+
+
+def _result(
+    item: pytest.Item, plan: ItemPlan, mode: str, state: Any, config: dict[str, Any]
+) -> AutotuneResult:
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return AutotuneResult(
+        nodeid=item.nodeid,
+        name=item.name,
+        device=plan.device,
+        mode=mode,
+        state=state,
+        config={k: _json_value(v) for k, v in config.items()},
+        unit=plan.policy.unit,
+        params={k: _json_value(v) for k, v in params.items()},
+    )
+
+
+def _stored_config(config: dict[str, Any]) -> dict[str, Any]:
+    for name, value in config.items():
+        if json.loads(json.dumps(value, default=repr)) != (
+            list(value) if isinstance(value, tuple) else value
+        ):
+            raise TuningFailed(f"parameter {name!r}: value {value!r} cannot be stored in autotune.json")
+    return dict(config)
+
+
+def _isolation(isolated: IsolatedTrials | None, journal: Path) -> dict[str, Any] | None:
+    """The worker's summary and where the trials' details are (None when trials were not isolated)."""
+    if isolated is None:
+        return None
+    done = journal.with_name(journal.stem + ".done" + journal.suffix)
+    return {**isolated.summary(), "journal": str(done if done.exists() else journal)}
+
+
+def _tune(
+    session: AutotuneSession, item: pytest.Function, plan: ItemPlan, autotune: Autotune
+) -> tuple[AutotuneResult, str | None]:
+    shared = shared_function_fixtures(item)
+    if shared:
+        warnings.warn(
+            AutotuneSharedFixtureWarning(
+                f"{item.nodeid}: function-scoped fixture(s) {', '.join(shared)} are set up once and shared "
+                "by every tuning trial; make sure the test body does not depend on their state"
+            ),
+            stacklevel=2,
+        )
+    journal = session.journal_path(plan.device, item.nodeid)
+    isolated: IsolatedTrials | None = None
+    try:
+        with TuningProgress(session.config, item.nodeid, plan.policy.unit) as progress:
+            if plan.policy.isolated:
+                from pytest_autotune.trial_worker import IsolatedTrials
+
+                isolated = IsolatedTrials(session, item, plan)
+            with isolated or contextlib.nullcontext():
+                report = tune(
+                    item,
+                    autotune,
+                    plan.policy,
+                    journal=journal,
+                    committed=plan.committed.entry,
+                    progress=progress.update,
+                    trials=isolated or InProcessTrials(item, autotune),
+                )
+        config = _stored_config(report.config)
+    except (TuningFailed, WorkerStartError) as exc:
+        result = _result(item, plan, "tune", "tune-failed", plan.committed.config)
+        result.tuning = exc.summary if isinstance(exc, TuningFailed) else None
+        result.message = str(exc)
+        result.isolation = _isolation(isolated, journal)
+        return result, f"tuning failed: {exc}"
+    result = _result(item, plan, "tune", "tuned", config)
+    result.isolation = _isolation(isolated, journal)
+    result.stats = report.baseline.to_dict()
+    result.speedup = report.speedup(plan.policy.maximize)
+    result.tuning = report.summary
+    result.message = (
+        "kept the committed configuration (no better one beyond noise)" if report.kept_committed else ""
+    )
+    result.entry = {
+        "config": config,
+        "space_hash": plan.spec.space.space_hash,
+        "baseline": report.baseline.baseline(plan.policy.unit),
+        "tuning": report.summary,
+    }
+    result.device_info = session.devices.info_for(plan.device)
+    return result, None
+
+
+def _check(
+    session: AutotuneSession, item: pytest.Function, plan: ItemPlan, autotune: Autotune
+) -> tuple[AutotuneResult, str | None]:
+    update = session.settings.update_baseline
+    report: CheckReport = check(
+        item,
+        autotune,
+        plan.committed,
+        policy=plan.policy,
+        timing_shared_by=plan.shared_by,
+        update_baseline=update,
+    )
+    result = _result(item, plan, "update-baseline" if update else "check", report.state, report.config)
+    result.message = report.message
+    result.stats = report.stats.to_dict() if report.stats else None
+    entry = plan.committed.entry
+    result.baseline = dict(entry["baseline"]) if entry and isinstance(entry.get("baseline"), dict) else None
+    if report.verdict is not None:
+        result.limit, result.noise_band = report.verdict.limit, report.verdict.noise_band
+    if report.new_baseline is not None and entry is not None:
+        result.entry = {
+            **{k: v for k, v in entry.items() if k != "commit_info"},
+            "baseline": report.new_baseline.baseline(plan.policy.unit),
+        }
+        result.device_info = session.devices.info_for(plan.device)
+    return result, report.failure
+
+
+def run_item(session: AutotuneSession, item: pytest.Function, plan: ItemPlan, autotune: Autotune) -> None:
+    """Tune or check ``item``; attach the result; fail the test when the policy says so."""
+    import pytest
+
+    result, failure = (_tune if plan.tune else _check)(session, item, plan, autotune)
+    item.user_properties.append((PROPERTY, result.to_json()))
+    if failure is not None:
+        pytest.fail(failure, pytrace=False)

@@ -1,0 +1,157 @@
+"""The ``autotune`` fixture object: the configuration under test and the tools to time it.
+
+One :class:`Autotune` exists per tunable test. The plugin sets the configuration before each call
+of the test body (once in a normal run, once per trial when tuning) and collects the samples that
+:meth:`Autotune.measure` and :meth:`Autotune.record` produced during that call.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
+
+from pytest_autotune.measure import Stats, Timer
+
+if TYPE_CHECKING:
+    from pytest_autotune.policy import Policy
+    from pytest_autotune.space.base import Space
+
+__all__ = ["MEASURE_REPEAT", "TRIAL_REPEAT", "Autotune", "Rejected"]
+
+T = TypeVar("T")
+
+#: Timed calls per :meth:`Autotune.measure` during a tuning trial, unless the test says otherwise.
+TRIAL_REPEAT: Final = 5
+#: Timed calls per :meth:`Autotune.measure` otherwise (checks, baselines, finalists).
+MEASURE_REPEAT: Final = 10
+
+
+class Rejected(Exception):
+    """Raised by :meth:`Autotune.reject`: the configuration is infeasible (trial label ``constraints``)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Autotune:
+    """What a tunable test sees through its ``autotune`` fixture.
+
+    ``config`` is the configuration under test (a dict by parameter name); ``tuning`` is True while
+    ``pytest --autotune`` tunes this test; ``device`` is the key the result is stored under;
+    ``timing`` holds the statistics of the last :meth:`measure` call.
+    """
+
+    def __init__(
+        self,
+        *,
+        nodeid: str,
+        space: Space,
+        policy: Policy,
+        device: str,
+        timer: Timer,
+        tuning: bool,
+        sync: Callable[[], Any] | None = None,
+    ) -> None:
+        self.nodeid = nodeid
+        self.space = space
+        self.policy = policy
+        self.device = device
+        self.tuning = tuning
+        self.timing: Stats | None = None
+        self._timer = timer
+        self._sync = sync
+        self._config: dict[str, Any] = {}
+        self._samples: list[float] = []
+        self._repeat_default = MEASURE_REPEAT
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The configuration under test, by parameter name."""
+        return self._config
+
+    # -- used by test bodies --------------------------------------------------------------------------
+    def measure(
+        self,
+        fn: Callable[[], T],
+        *,
+        warmup: int | None = None,
+        repeat: int | None = None,
+        sync: Callable[[], Any] | None = None,
+    ) -> T:
+        """Time ``fn`` (``warmup`` untimed calls, then ``repeat`` timed ones) and return its last result.
+
+        When ``fn`` returns a ``pyopencl.Event`` (or a list of them) its profiling time is used;
+        otherwise the wall-clock time, after ``sync()`` (and ``cl_queue.finish()`` when the test uses
+        ``cl_queue``). With the default objective ``"time"`` each timed call is one sample of the
+        objective; with another objective the timings are only kept in :attr:`timing`.
+        """
+        warmup = self.policy.warmup if warmup is None else warmup
+        if repeat is None:
+            repeat = self.policy.repeat or self._repeat_default
+        if warmup < 0 or repeat < 1:
+            raise ValueError(f"{self.nodeid}: autotune.measure needs warmup >= 0 and repeat >= 1")
+        call = fn if sync is None else _with_sync(fn, sync)
+        for _ in range(warmup):
+            call()
+            if self._sync is not None:
+                self._sync()
+        seconds: list[float] = []
+        result: Any = None
+        for _ in range(repeat):
+            result, elapsed = self._timer(call, self)
+            seconds.append(float(elapsed))
+        self.timing = Stats.of(seconds)
+        if self.policy.objective == "time":
+            self._samples.extend(seconds)
+        return result  # type: ignore[no-any-return]
+
+    def record(self, value: float) -> None:
+        """Record one value of the objective (seconds for ``"time"``, else in the objective's unit)."""
+        number = float(value)
+        if not math.isfinite(number):
+            raise ValueError(f"{self.nodeid}: autotune.record needs a finite number, got {value!r}")
+        self._samples.append(number)
+
+    def reject(self, reason: str) -> NoReturn:
+        """Declare the current configuration infeasible (trial label ``constraints``) and stop the body."""
+        raise Rejected(reason)
+
+    def build(
+        self,
+        context: Any,
+        source: str,
+        *,
+        defines: Mapping[str, Any] | None = None,
+        options: Sequence[str] = (),
+    ) -> Any:
+        """Build an OpenCL program with one ``-D`` per define (default: the configuration), cached."""
+        from pytest_autotune.opencl import build_program
+
+        return build_program(context, source, self._config if defines is None else defines, options)
+
+    # -- used by the plugin ---------------------------------------------------------------------------
+    def begin_run(self, config: Mapping[str, Any], *, repeat_default: int) -> None:
+        """Prepare one call of the test body with ``config``."""
+        self._config = dict(config)
+        self._samples = []
+        self._repeat_default = repeat_default
+        self.timing = None
+
+    def end_run(self) -> list[float]:
+        """The samples the body produced since :meth:`begin_run`."""
+        samples, self._samples = self._samples, []
+        return samples
+
+    def __repr__(self) -> str:
+        return f"<autotune {self.nodeid} device={self.device!r} config={self._config!r}>"
+
+
+def _with_sync(fn: Callable[[], T], sync: Callable[[], Any]) -> Callable[[], T]:
+    def call() -> T:
+        result = fn()
+        sync()
+        return result
+
+    return call

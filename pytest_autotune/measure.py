@@ -1,0 +1,196 @@
+"""Timing: the timer protocol, the default timer, and robust statistics over samples.
+
+A *timer* runs a function once and says how long it took. The default one uses an OpenCL event's
+profiling time when the function returns a ``pyopencl.Event`` (or a list of them), else the wall
+clock after an optional synchronisation (e.g. ``queue.finish``). Tests and simulators replace it by
+overriding the ``autotune_timer`` fixture with any object implementing :class:`Timer`; the plugin's
+own tests use that to get deterministic timings without hardware.
+
+Statistics use the standard library only (the plugin stays free of numpy until a test needs it).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
+
+__all__ = [
+    "DefaultTimer",
+    "Stats",
+    "Timer",
+    "least_disturbed",
+    "opencl_events",
+    "robust_spread",
+    "round_significant",
+]
+
+
+class Timer(Protocol):
+    """Runs ``fn`` once and returns ``(fn's result, seconds it took)``.
+
+    ``autotune`` is the test's ``autotune`` fixture: a simulator can read ``autotune.config``,
+    ``autotune.device`` and ``autotune.nodeid`` to produce a time without running anything real.
+    """
+
+    def __call__(self, fn: Callable[[], Any], autotune: Any) -> tuple[Any, float]: ...
+
+
+def opencl_events(result: Any) -> list[Any] | None:
+    """The pyopencl events in ``result`` (an event or a non-empty list/tuple of events), else None.
+
+    Never imports pyopencl: a result can only hold events when pyopencl is already loaded.
+    """
+    cl = sys.modules.get("pyopencl")
+    if cl is None:
+        return None
+    if isinstance(result, cl.Event):
+        return [result]
+    if isinstance(result, (list, tuple)) and result and all(isinstance(e, cl.Event) for e in result):
+        return list(result)
+    return None
+
+
+class DefaultTimer:
+    """Device time from OpenCL profiling events when ``fn`` returns them, else wall-clock time.
+
+    ``sync`` runs after ``fn`` inside the wall-clock interval (e.g. ``queue.finish``), so work that
+    ``fn`` only enqueued is counted.
+    """
+
+    def __init__(self, sync: Callable[[], Any] | None = None) -> None:
+        self.sync = sync
+
+    def __call__(self, fn: Callable[[], Any], autotune: Any) -> tuple[Any, float]:
+        start = time.perf_counter()
+        result = fn()
+        events = opencl_events(result)
+        if events is not None:
+            from pytest_autotune.opencl import event_seconds
+
+            return result, event_seconds(events)
+        if self.sync is not None:
+            self.sync()
+        return result, time.perf_counter() - start
+
+
+def least_disturbed(measurements: Sequence[Stats], maximize: bool = False) -> Stats:
+    """The measurement interference hit least: the lowest median (the highest when maximising).
+
+    Interference (other processes, interrupts, clock changes) only makes a kernel slower, so of
+    several measurements of the same code the fastest is the best estimate of its speed; comparing
+    the least disturbed measurement now with the least disturbed one at baseline time keeps a
+    noisy machine from failing unchanged code without hiding real slowdowns.
+    """
+    if not measurements:
+        raise ValueError("no measurements to choose from")
+    sign = -1.0 if maximize else 1.0
+    return min(measurements, key=lambda stats: sign * stats.median)
+
+
+def robust_spread(median: float, q1: float, q3: float, maximize: bool = False) -> float:
+    """``2 x (median - q1)`` (minimised objectives) or ``2 x (q3 - median)`` (see :meth:`Stats.spread`)."""
+    return max(2.0 * (q3 - median if maximize else median - q1), 0.0)
+
+
+def round_significant(value: float, digits: int = 6) -> float:
+    """``value`` rounded to ``digits`` significant digits (stable, short numbers in autotune.json)."""
+    if value == 0 or not math.isfinite(value):
+        return value
+    return float(f"{value:.{digits}g}")
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Summary of a sample of measured values (quartiles by the inclusive method).
+
+    Besides the usual statistics it carries pytest-benchmark's outlier fields: the lowest and
+    highest datum within 1.5 IQR of the quartiles, and the counts of values outside 1.5 IQR and
+    outside one standard deviation of the mean.
+    """
+
+    median: float
+    q1: float
+    q3: float
+    min: float
+    max: float
+    mean: float
+    stddev: float
+    rounds: int
+    total: float
+    ld15iqr: float
+    hd15iqr: float
+    iqr_outliers: int
+    stddev_outliers: int
+
+    @property
+    def iqr(self) -> float:
+        """Interquartile range ``q3 - q1``."""
+        return self.q3 - self.q1
+
+    def spread(self, maximize: bool = False) -> float:
+        """The noise spread the regression rule uses: the IQR measured on the undisturbed half.
+
+        For times (minimised) ``2 x (median - q1)``; for maximised objectives ``2 x (q3 - median)``.
+        Interference (preemption by other processes, interrupts, clock changes) only ever makes a
+        kernel slower, so it lands in the other half: while fewer than half of the samples are hit
+        it inflates the plain IQR but not this spread, which equals the IQR for symmetric noise.
+        """
+        return robust_spread(self.median, self.q1, self.q3, maximize)
+
+    @classmethod
+    def of(cls, samples: Sequence[float]) -> Stats:
+        """Statistics of ``samples`` (at least one finite value)."""
+        data = [float(s) for s in samples]
+        if not data:
+            raise ValueError("no samples to summarise")
+        if not all(math.isfinite(x) for x in data):
+            raise ValueError(f"samples must be finite numbers, got {data!r}")
+        if len(data) >= 2:
+            q1, _, q3 = statistics.quantiles(data, n=4, method="inclusive")
+            stddev = statistics.stdev(data)
+        else:
+            q1 = q3 = data[0]
+            stddev = 0.0
+        mean = statistics.fmean(data)
+        low_fence, high_fence = q1 - 1.5 * (q3 - q1), q3 + 1.5 * (q3 - q1)
+        return cls(
+            median=statistics.median(data),
+            q1=q1,
+            q3=q3,
+            min=min(data),
+            max=max(data),
+            mean=mean,
+            stddev=stddev,
+            rounds=len(data),
+            total=math.fsum(data),
+            ld15iqr=min(x for x in data if x >= low_fence),
+            hd15iqr=max(x for x in data if x <= high_fence),
+            iqr_outliers=sum(1 for x in data if not low_fence <= x <= high_fence),
+            stddev_outliers=sum(1 for x in data if abs(x - mean) > stddev),
+        )
+
+    def baseline(self, unit: str) -> dict[str, Any]:
+        """The ``baseline`` block of an ``autotune.json`` entry (rounded to 6 significant digits)."""
+        return {
+            "median": round_significant(self.median),
+            "iqr": round_significant(self.iqr),
+            "q1": round_significant(self.q1),
+            "q3": round_significant(self.q3),
+            "min": round_significant(self.min),
+            "rounds": self.rounds,
+            "unit": unit,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """All fields plus ``iqr`` as a JSON-able dict."""
+        return {**asdict(self), "iqr": self.iqr}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Stats:
+        """Inverse of :meth:`to_dict`."""
+        return cls(**{k: v for k, v in data.items() if k != "iqr"})

@@ -1,0 +1,228 @@
+"""OpenCL support: device selection and key, contexts and queues, builds, timing, errors.
+
+The plugin imports this module only when a test needs OpenCL (it imports
+pyopencl). The pieces:
+
+* :func:`select_device` picks the device from ``--autotune-device``, else
+  ``$PYOPENCL_CTX``, else the first device. A spec is ``"P"`` or ``"P:D"``
+  where each part is an index or a case-insensitive name substring (as in
+  pyopencl's ``PYOPENCL_CTX``), a bare name substring matching a platform or
+  a device, or a :func:`device_key` verbatim. Nothing matching raises
+  :class:`DeviceNotFoundError` listing every platform and device.
+* :func:`device_key` names a device in ``autotune.json``: platform and device
+  name only (driver and versions change with updates and are kept as
+  information by :func:`device_info`).
+* :func:`build_program` (from :mod:`pytest_autotune.opencl_build`) builds with
+  ``-D`` defines, cached; :func:`classify_error` maps OpenCL failures to
+  ``compile``/``runtime`` trial labels; :func:`event_seconds` reads profiling
+  times.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyopencl as cl
+
+from pytest_autotune.opencl_build import (
+    BuildCacheInfo,
+    BuiltProgram,
+    CheckedKernel,
+    build_cache_info,
+    build_program,
+    clear_build_cache,
+)
+from pytest_autotune.opencl_defines import define_options
+from pytest_autotune.opencl_errors import DeviceNotFoundError, KernelBuildError, LaunchError, classify_error
+
+__all__ = [
+    "BuildCacheInfo",
+    "BuiltProgram",
+    "CheckedKernel",
+    "DeviceEntry",
+    "DeviceNotFoundError",
+    "KernelBuildError",
+    "LaunchError",
+    "build_cache_info",
+    "build_program",
+    "classify_error",
+    "clear_build_cache",
+    "create_context",
+    "create_queue",
+    "define_options",
+    "device_info",
+    "device_key",
+    "event_seconds",
+    "list_devices",
+    "select_device",
+]
+
+_SPACES = re.compile(r"\s+")
+
+
+def _clean(name: str) -> str:
+    """A driver-reported name without NULs and with runs of whitespace collapsed."""
+    return _SPACES.sub(" ", name.replace("\x00", " ")).strip()
+
+
+def _device_kind(device: cl.Device) -> str:
+    """``GPU``, ``CPU``, ``ACCELERATOR``, ``CUSTOM`` or ``OTHER`` (the type bit field, simplified)."""
+    kinds = ("GPU", "CPU", "ACCELERATOR", "CUSTOM")
+    return next((kind for kind in kinds if int(device.type) & int(getattr(cl.device_type, kind))), "OTHER")
+
+
+@dataclass(frozen=True)
+class DeviceEntry:
+    """One OpenCL device with its platform and device indices (as in ``PYOPENCL_CTX``)."""
+
+    platform_index: int
+    device_index: int
+    device: cl.Device
+
+    @property
+    def spec(self) -> str:
+        """The ``"P:D"`` spec that selects this device."""
+        return f"{self.platform_index}:{self.device_index}"
+
+    def describe(self) -> str:
+        """One line: spec, key and type of the device."""
+        kind = _device_kind(self.device)
+        return f"{self.spec}  {device_key(self.device)}  ({kind}, {_clean(self.device.version)})"
+
+
+def list_devices() -> list[DeviceEntry]:
+    """Every OpenCL device of every platform, in platform then device order."""
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error as exc:  # no ICD at all reports PLATFORM_NOT_FOUND_KHR
+        raise DeviceNotFoundError(
+            "no OpenCL platform found; install a driver, e.g. PoCL for the CPU: pip install 'pyopencl[pocl]'"
+        ) from exc
+    entries: list[DeviceEntry] = []
+    for p_index, platform in enumerate(platforms):
+        try:
+            devices = platform.get_devices()
+        except cl.Error:  # a platform without devices reports DEVICE_NOT_FOUND
+            continue
+        entries.extend(DeviceEntry(p_index, d_index, device) for d_index, device in enumerate(devices))
+    return entries
+
+
+def _not_found(spec: str, origin: str, entries: Sequence[DeviceEntry], why: str) -> DeviceNotFoundError:
+    listing = "\n".join(f"  {entry.describe()}" for entry in entries) or "  (none)"
+    return DeviceNotFoundError(
+        f"{origin} {spec!r}: {why}. Available OpenCL devices (select with 'P', 'P:D', "
+        f"a name substring or a device key):\n{listing}"
+    )
+
+
+def _pick(choice: str, candidates: Iterable[tuple[int, str]]) -> int | None:
+    """Index chosen by ``choice``: an index, else the first name containing it (case-insensitive)."""
+    pairs = list(candidates)
+    if choice.isdigit():
+        wanted = int(choice)
+        return wanted if any(index == wanted for index, _ in pairs) else None
+    needle = choice.lower()
+    return next((index for index, name in pairs if needle in name.lower()), None)
+
+
+def select_device(spec: str | None = None) -> cl.Device:
+    """The OpenCL device named by ``spec``, else by ``$PYOPENCL_CTX``, else the first one."""
+    origin = "device spec"
+    if spec is None:
+        spec = os.environ.get("PYOPENCL_CTX")
+        origin = "PYOPENCL_CTX"
+    entries = list_devices()
+    if not entries:
+        raise _not_found(spec or "", origin, entries, "no OpenCL device is available")
+    text = (spec or "").strip()
+    if not text:
+        return entries[0].device
+    for entry in entries:  # a device key, as written in autotune.json
+        if device_key(entry.device).lower() == text.lower():
+            return entry.device
+    parts = text.split(":")
+    if len(parts) > 2 or "," in text:
+        raise _not_found(text, origin, entries, "expected one device as 'P', 'P:D' or a name")
+    platforms = {  # matched on name and vendor: "pocl" finds "Portable Computing Language"
+        entry.platform_index: f"{_clean(entry.device.platform.name)} {_clean(entry.device.platform.vendor)}"
+        for entry in entries
+    }
+    platform = _pick(parts[0], platforms.items()) if parts[0] else min(platforms)
+    if platform is None and len(parts) == 1:  # a bare name may be a device's
+        names = [(i, _clean(entry.device.name)) for i, entry in enumerate(entries)]
+        found = _pick(text, names) if not text.isdigit() else None
+        if found is not None:
+            return entries[found].device
+    if platform is None:
+        raise _not_found(text, origin, entries, "matches no platform or device")
+    on_platform = [entry for entry in entries if entry.platform_index == platform]
+    if len(parts) == 1 or not parts[1]:
+        return on_platform[0].device
+    chosen = _pick(parts[1], ((e.device_index, _clean(e.device.name)) for e in on_platform))
+    if chosen is None:
+        raise _not_found(text, origin, entries, f"platform {platform} has no device {parts[1]!r}")
+    return next(entry.device for entry in on_platform if entry.device_index == chosen)
+
+
+def device_key(device: cl.Device) -> str:
+    """Stable name of ``device``: ``"<platform name> / <device name>"`` (no driver or version)."""
+    return f"{_clean(device.platform.name)} / {_clean(device.name)}"
+
+
+def device_info(device: cl.Device) -> dict[str, Any]:
+    """Descriptive facts about ``device`` (JSON-serialisable; information only, not part of the key)."""
+    return {
+        "key": device_key(device),
+        "name": _clean(device.name),
+        "platform": _clean(device.platform.name),
+        "vendor": _clean(device.vendor),
+        "type": _device_kind(device),
+        "version": _clean(device.version),
+        "driver_version": _clean(device.driver_version),
+        "platform_version": _clean(device.platform.version),
+        "opencl_c_version": _clean(device.opencl_c_version),
+        "max_compute_units": int(device.max_compute_units),
+        "max_clock_frequency_mhz": int(device.max_clock_frequency),
+        "max_work_group_size": int(device.max_work_group_size),
+        "max_work_item_sizes": [int(s) for s in device.max_work_item_sizes],
+        "local_mem_size": int(device.local_mem_size),
+        "global_mem_size": int(device.global_mem_size),
+        "max_constant_buffer_size": int(device.max_constant_buffer_size),
+        "preferred_vector_width_float": int(device.preferred_vector_width_float),
+    }
+
+
+def create_context(device: cl.Device) -> cl.Context:
+    """A context holding ``device`` alone."""
+    return cl.Context(devices=[device])
+
+
+def create_queue(context: cl.Context, device: cl.Device | None = None) -> cl.CommandQueue:
+    """An in-order command queue with profiling enabled (the timing source)."""
+    return cl.CommandQueue(context, device, properties=cl.command_queue_properties.PROFILING_ENABLE)
+
+
+def event_seconds(event: cl.Event | Sequence[cl.Event]) -> float:
+    """Device time of ``event`` in seconds (profiling end minus start), after waiting for it.
+
+    A sequence of events (several launches measured together) spans from the
+    earliest start to the latest end.
+    """
+    events = [event] if isinstance(event, cl.Event) else list(event)
+    if not events:
+        raise ValueError("event_seconds: no event given")
+    cl.wait_for_events(events)
+    try:
+        start = min(int(e.profile.start) for e in events)
+        end = max(int(e.profile.end) for e in events)
+    except cl.Error as exc:
+        raise ValueError(
+            "event_seconds: the event has no profiling information; enqueue on a queue made "
+            "with create_queue (profiling enabled)"
+        ) from exc
+    return (end - start) * 1e-9

@@ -1,0 +1,101 @@
+"""Deciding, at setup, what happens to one tunable test: policy, device, configuration, mode.
+
+:func:`plan_item` merges the policy layers (session options < ``@tunable`` keywords <
+``@pytest.mark.autotune``, farthest marker first), resolves the device key, looks the test up in the
+store, and decides whether to tune it. Every misuse fails the test's setup with a message naming the
+test: ``@constraint`` or ``@pytest.mark.autotune`` without ``@tunable``, a tunable test that does not
+request the ``autotune`` fixture, bad marker keywords, tuning on a device shared by xdist workers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from pytest_autotune.api import TunableSpec, get_spec, pending_constraints
+from pytest_autotune.check_mode import Committed, select_config
+from pytest_autotune.policy import Policy, PolicyError, merge_policy, validate_policy
+from pytest_autotune.space.errors import SpaceError
+
+if TYPE_CHECKING:
+    import pytest
+
+    from pytest_autotune.session import AutotuneSession
+
+__all__ = ["ItemPlan", "PlanError", "plan_item"]
+
+
+class PlanError(Exception):
+    """A tunable test cannot run as declared; the message names the test and the fix."""
+
+
+@dataclass(frozen=True)
+class ItemPlan:
+    """What the plugin does with one tunable test in this run."""
+
+    spec: TunableSpec
+    policy: Policy
+    device: str
+    committed: Committed
+    tune: bool
+    shared_by: int
+
+    def for_trial_worker(self) -> ItemPlan:
+        """The plan in a trial worker: the body runs tuning trials (``autotune.tuning`` is True)."""
+        return replace(self, tune=True, shared_by=1)
+
+
+def _marker_layers(item: pytest.Item) -> list[dict[str, Any]]:
+    layers = []
+    for mark in reversed(list(item.iter_markers("autotune"))):
+        if mark.args:
+            raise PlanError(f"{item.nodeid}: @pytest.mark.autotune takes keywords only, got {mark.args!r}")
+        if mark.kwargs:
+            layers.append(validate_policy(mark.kwargs, source=f"@pytest.mark.autotune on {item.nodeid}"))
+    return layers
+
+
+def _shared_device_refusal(nodeid: str, device: str, workers: int) -> str:
+    return (
+        f"{nodeid}: refusing to tune on {device!r}: {workers} xdist workers share it and their timings "
+        "would interfere; use one worker per device (-n with as many workers as devices, or "
+        "--autotune-device=A,B,...) or pass --autotune-allow-shared-device"
+    )
+
+
+def plan_item(session: AutotuneSession, item: pytest.Item) -> ItemPlan | None:
+    """The plan of ``item``, or None when it is not a tunable test; raises :class:`PlanError`."""
+    obj = getattr(item, "obj", None)
+    spec = get_spec(obj)
+    try:
+        layers = _marker_layers(item)
+    except PolicyError as exc:
+        raise PlanError(str(exc)) from exc
+    if spec is None:
+        if pending_constraints(obj):
+            raise PlanError(f"{item.nodeid}: @constraint needs @tunable on the same test")
+        if layers:
+            raise PlanError(f"{item.nodeid}: @pytest.mark.autotune(...) applies only to @tunable tests")
+        return None
+    if "autotune" not in getattr(item, "fixturenames", ()):
+        raise PlanError(
+            f"{item.nodeid}: a @tunable test must request the 'autotune' fixture "
+            "(it gives the configuration and measures it)"
+        )
+    policy = merge_policy([session.settings.policy_layer, spec.policy, *layers])
+    fixturenames = getattr(item, "fixturenames", ())
+    try:
+        device = session.devices.key_for(fixturenames)
+    except Exception as exc:  # device lookup: not found, no driver, pyopencl missing, ...
+        raise PlanError(f"{item.nodeid}: cannot select the device: {type(exc).__name__}: {exc}") from exc
+    entry = session.store.entry(device, item.nodeid)
+    try:
+        committed = select_config(spec.space, entry, policy)
+    except SpaceError as exc:
+        raise PlanError(f"{item.nodeid}: no configuration to run: {exc}") from exc
+    mode = session.settings.mode
+    tune = mode == "all" or (mode == "missing" and committed.state != "committed")
+    shared_by = 1 if session.settings.allow_shared_device else session.devices.shared_by(device)
+    if tune and shared_by > 1:
+        raise PlanError(_shared_device_refusal(item.nodeid, device, shared_by))
+    return ItemPlan(spec, policy, device, committed, tune, shared_by)

@@ -1,0 +1,239 @@
+"""What the user reads: the header line, the terminal summary, and the pytest-benchmark JSON export.
+
+The summary has one section per device (tuned tests with their speedup over the declared default
+and trials per outcome label; faster, missing, stale, unused and unchecked tests, each with the
+command that resolves them) and its own section for performance regressions.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import platform
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_autotune.outcome import LABELS
+from pytest_autotune.policy import format_seconds
+from pytest_autotune.results import AutotuneResult
+
+if TYPE_CHECKING:
+    import pytest
+
+    from pytest_autotune.controller import Controller
+    from pytest_autotune.session import AutotuneSession
+
+__all__ = ["export_json", "header_lines", "isolation_note", "write_summary"]
+
+_FIXES = {
+    "faster": "faster than baseline (refresh: pytest --autotune-update-baseline)",
+    "missing": "missing (tune: pytest --autotune=missing)",
+    "stale": "stale (re-tune: pytest --autotune=missing)",
+    "unchecked": "timing not checked",
+    "unmeasured": "never measured (call autotune.measure or autotune.record)",
+    "tune-failed": "tuning failed",
+    "baseline-updated": "baseline updated",
+}
+
+
+def _value(value: float | None, unit: str) -> str:
+    if value is None:
+        return "-"
+    return format_seconds(value) if unit == "s" else f"{value:.4g} {unit}"
+
+
+def header_lines(session: AutotuneSession, devices: Iterable[str]) -> list[str]:
+    """The header: mode, device keys, cache path and entry counts."""
+    settings, store = session.settings, session.store
+    shown = sorted(set(devices))
+    counts = ", ".join(f"{len(store.tests(d))} for {d}" for d in shown) if shown else ""
+    total = _entries(store.count()) + (f", {counts}" if counts else "")
+    if not store.exists:
+        total = "not created yet"
+    device_text = ", ".join(shown) if shown else "chosen per test"
+    return [
+        f"autotune: mode {settings.describe_mode()}, device {device_text}, "
+        f"cache {settings.cache_path} ({total})"
+    ]
+
+
+def _counts(counts: dict[str, int] | None) -> str:
+    if not counts:
+        return ""
+    return ", ".join(f"{label} {counts[label]}" for label in LABELS if counts.get(label))
+
+
+def _entries(n: int) -> str:
+    return f"{n} entry" if n == 1 else f"{n} entries"
+
+
+def isolation_note(isolation: dict[str, Any] | None) -> str:
+    """``trial worker restarted 4 times: 3 crashes, 1 timeout`` (empty when it never restarted)."""
+    if not isolation:
+        return ""
+    reasons = [
+        f"{n} {name}{'es' if name == 'crash' and n != 1 else 's' if n != 1 else ''}"
+        for name, n in (
+            ("crash", isolation.get("crashes", 0)),
+            ("timeout", isolation.get("timeouts", 0)),
+            ("memory restart", isolation.get("memory_restarts", 0)),
+        )
+        if n
+    ]
+    if not reasons:
+        return ""
+    where = f" (details: {isolation['journal']})" if isolation.get("journal") else ""
+    return f"trial worker restarted: {', '.join(reasons)}{where}"
+
+
+def _tuned_line(result: AutotuneResult) -> str:
+    tuning = result.tuning or {}
+    speedup = f"{result.speedup:.2f}x vs default" if result.speedup else "speedup unknown"
+    median = _value((result.stats or {}).get("median"), result.unit)
+    notes = [text for text in (result.message, isolation_note(result.isolation)) if text]
+    note = f"  [{'; '.join(notes)}]" if notes else ""
+    return (
+        f"  {result.nodeid}  {median}  {speedup}  {tuning.get('trials', 0)} trials "
+        f"({_counts(tuning.get('counts'))})  {result.config}{note}"
+    )
+
+
+def _state_line(result: AutotuneResult) -> str:
+    median = (result.stats or {}).get("median")
+    baseline = (result.baseline or {}).get("median")
+    parts = [f"  {result.nodeid}"]
+    if median is not None and baseline:
+        parts.append(
+            f"{_value(median, result.unit)} vs {_value(baseline, result.unit)} ({median / baseline - 1:+.1%})"
+        )
+    if result.message:
+        parts.append(result.message)
+    return "  ".join(parts)
+
+
+def _device_section(
+    tr: pytest.TerminalReporter, device: str, results: list[AutotuneResult], unused: list[str]
+) -> None:
+    tr.write_sep("-", f"autotune: {device}")
+    states = Counter(r.state for r in results)
+    tuned = [r for r in results if r.state == "tuned"]
+    if tuned:
+        tr.write_line(f"tuned {len(tuned)}:")
+        for result in tuned:
+            tr.write_line(_tuned_line(result))
+    checked = {s: n for s, n in states.items() if s in ("passed", "faster", "regression")}
+    if checked:
+        detail = ", ".join(f"{n} {s}" for s, n in sorted(checked.items()))
+        tr.write_line(f"checked {sum(checked.values())}: {detail}")
+    for state, title in _FIXES.items():
+        chosen = [r for r in results if r.state == state]
+        if chosen:
+            tr.write_line(f"{title}: {len(chosen)}")
+            for result in chosen:
+                tr.write_line(_state_line(result))
+    if unused:
+        tr.write_line(f"unused entries (remove: pytest --autotune-prune): {len(unused)}")
+        for nodeid in unused:
+            tr.write_line(f"  {nodeid}")
+
+
+def _regressions_section(tr: pytest.TerminalReporter, results: list[AutotuneResult]) -> None:
+    regressions = [r for r in results if r.state == "regression"]
+    if not regressions:
+        return
+    tr.write_sep("=", "autotune: performance regressions", red=True, bold=True)
+    for r in regressions:
+        current = (r.stats or {}).get("median")
+        baseline = (r.baseline or {}).get("median")
+        delta = f"{current / baseline - 1:+.1%}" if current is not None and baseline else "?"
+        tr.write_line(
+            f"{r.nodeid} [{r.device}]: baseline {_value(baseline, r.unit)}, "
+            f"current {_value(current, r.unit)} "
+            f"({delta}), limit {_value(r.limit, r.unit)}, noise band {_value(r.noise_band, r.unit)}",
+            red=True,
+        )
+
+
+def write_summary(tr: pytest.TerminalReporter, controller: Controller) -> None:
+    """Write the autotune sections of the terminal summary."""
+    results, unused = controller.results, controller.unused
+    devices = sorted({r.device for r in results} | set(unused))
+    outcome, settings = controller.outcome, controller.session.settings
+    if not devices and not outcome.error and not outcome.prune_refused:
+        return
+    for device in devices:
+        _device_section(tr, device, [r for r in results if r.device == device], unused.get(device, []))
+    if outcome.changed:
+        removed = f", {outcome.removed} removed" if outcome.removed else ""
+        tr.write_line(f"{settings.cache_path}: {_entries(outcome.written)} written{removed}")
+    if outcome.prune_refused:
+        tr.write_line(f"--autotune-prune skipped: {outcome.prune_refused}", yellow=True)
+    if outcome.error:
+        tr.write_line(f"autotune: could not update the cache: {outcome.error}", red=True, bold=True)
+    _regressions_section(tr, results)
+
+
+def _benchmark(result: AutotuneResult) -> dict[str, Any]:
+    stats = dict(result.stats or {})
+    mean = stats.get("mean") or 0.0
+    return {
+        "group": result.device,
+        "name": result.name,
+        "fullname": result.nodeid,
+        "params": result.params or None,
+        "param": result.name.partition("[")[2].rstrip("]") or None,
+        "extra_info": {
+            "autotune_config": result.config,
+            "device": result.device,
+            "mode": result.mode,
+            "state": result.state,
+            "unit": result.unit,
+            **({"autotune_tuning": result.tuning} if result.tuning else {}),
+            **({"autotune_isolation": result.isolation} if result.isolation else {}),
+        },
+        "options": {"timer": "pytest-autotune", "disable_gc": False, "min_rounds": stats.get("rounds", 0)},
+        "stats": {
+            "min": stats.get("min"),
+            "max": stats.get("max"),
+            "mean": mean,
+            "stddev": stats.get("stddev"),
+            "rounds": stats.get("rounds"),
+            "median": stats.get("median"),
+            "iqr": stats.get("iqr"),
+            "q1": stats.get("q1"),
+            "q3": stats.get("q3"),
+            "iqr_outliers": stats.get("iqr_outliers"),
+            "stddev_outliers": stats.get("stddev_outliers"),
+            "outliers": f"{stats.get('stddev_outliers')};{stats.get('iqr_outliers')}",
+            "ld15iqr": stats.get("ld15iqr"),
+            "hd15iqr": stats.get("hd15iqr"),
+            "ops": 1.0 / mean if mean and result.unit == "s" else None,
+            "total": stats.get("total"),
+            "iterations": 1,
+        },
+    }
+
+
+def export_json(path: Path, results: list[AutotuneResult], commit: dict[str, Any]) -> None:
+    """Write measured results in pytest-benchmark's JSON layout (``machine_info``, ``benchmarks``, ...)."""
+    from pytest_autotune import __version__
+
+    document = {
+        "machine_info": {
+            "node": platform.node(),
+            "processor": platform.processor(),
+            "machine": platform.machine(),
+            "python_implementation": platform.python_implementation(),
+            "python_version": platform.python_version(),
+            "release": platform.release(),
+            "system": platform.system(),
+        },
+        "commit_info": commit,
+        "benchmarks": [_benchmark(r) for r in results if r.stats],
+        "datetime": datetime.datetime.now(datetime.UTC).isoformat(),
+        "version": __version__,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -1,0 +1,79 @@
+"""The result of one tunable test, as it travels from the process that ran it to the one that reports.
+
+A result is attached to the test report as the user property ``autotune`` (a JSON text), so it
+reaches the xdist controller with the report and lands in JUnit XML unchanged. The controller (or
+the single process) collects results from reports only, whether xdist runs or not.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, Final, Literal, get_args
+
+__all__ = ["PROPERTY", "STATES", "AutotuneResult", "from_user_properties"]
+
+#: Name of the user property carrying a result.
+PROPERTY: Final = "autotune"
+
+State = Literal[
+    "tuned",  # tune mode chose a configuration (entry written when the test passed)
+    "passed",  # normal run within the noise band of the baseline
+    "regression",  # slower than the baseline beyond the band (confirmed)
+    "faster",  # faster than the baseline beyond the band
+    "missing",  # no entry for this device: the declared defaults ran
+    "stale",  # the declaration changed since tuning
+    "unchecked",  # timing not judged (check off, shared device, no baseline)
+    "unmeasured",  # the body never measured
+    "baseline-updated",  # --autotune-update-baseline re-measured the baseline
+    "tune-failed",  # tuning found no usable configuration (the test failed)
+]
+STATES: Final[tuple[State, ...]] = get_args(State)
+
+
+@dataclass
+class AutotuneResult:
+    """What happened to one tunable test in this run.
+
+        ``stats`` summarises this run's measurement (see :class:`pytest_autotune.measure.Stats`);
+        ``baseline`` is the committed baseline it was compared with; ``entry`` is the store entry to
+        write (tune mode and baseline updates) without ``commit_info``, which the writer adds, and
+        ``device_info`` the device's description for the store's ``info`` block; ``isolation`` counts the
+    trial worker's starts, crashes, timeouts and memory restarts when trials ran isolated.
+    """
+
+    nodeid: str
+    name: str
+    device: str
+    mode: str
+    state: State
+    config: dict[str, Any]
+    unit: str = "s"
+    params: dict[str, str] = field(default_factory=dict)
+    stats: dict[str, Any] | None = None
+    baseline: dict[str, Any] | None = None
+    limit: float | None = None
+    noise_band: float | None = None
+    message: str = ""
+    entry: dict[str, Any] | None = None
+    speedup: float | None = None
+    tuning: dict[str, Any] | None = None
+    device_info: dict[str, Any] | None = None
+    isolation: dict[str, Any] | None = None
+
+    def to_json(self) -> str:
+        """Compact JSON text (the user property's value)."""
+        return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"), default=repr)
+
+    @classmethod
+    def from_json(cls, text: str) -> AutotuneResult:
+        """Inverse of :meth:`to_json`."""
+        return cls(**json.loads(text))
+
+
+def from_user_properties(properties: Any) -> AutotuneResult | None:
+    """The result among a report's user properties, or None."""
+    for name, value in properties or ():
+        if name == PROPERTY and isinstance(value, str):
+            return AutotuneResult.from_json(value)
+    return None

@@ -1,0 +1,120 @@
+"""Per-process state of the plugin: settings, the loaded store, devices, and what was collected.
+
+One :class:`AutotuneSession` lives in ``config.stash`` of every pytest process (the single process,
+the xdist controller and each worker). Workers run tests; the controller (or the single process)
+collects their results from reports and writes the store (:mod:`pytest_autotune.controller`). A
+*trial worker* (:mod:`pytest_autotune.trial_worker`) has ``trial_worker`` set: it serves the trials of
+one test for its parent, and reports and writes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_autotune.devices import DeviceResolver, WorkerSlot
+from pytest_autotune.options import TRIAL_WORKER_ENV, Settings, resolve
+from pytest_autotune.store import Store, check_writable
+
+if TYPE_CHECKING:
+    import pytest
+
+    from pytest_autotune.trial_worker import WorkerSpec
+
+__all__ = ["AutotuneSession", "CollectionInfo"]
+
+
+def nodeid_file(nodeid: str) -> str:
+    """The file part of a node id (``"tests/test_k.py::test_x[1]"`` -> ``"tests/test_k.py"``)."""
+    return nodeid.split("::", 1)[0]
+
+
+@dataclass
+class CollectionInfo:
+    """What one process collected: tunable node ids (deselected ones included) and files.
+
+    ``complete`` is False when anything was deselected or failed to collect; pruning then refuses
+    to run, since absent tests may merely not have been selected.
+    """
+
+    tunable: set[str] = field(default_factory=set)
+    files: set[str] = field(default_factory=set)
+    deselected: int = 0
+    errors: int = 0
+
+    def add(self, nodeid: str, *, tunable: bool) -> None:
+        """Note one collected (or deselected) item."""
+        self.files.add(nodeid_file(nodeid))
+        if tunable:
+            self.tunable.add(nodeid)
+
+    def merge(self, other: CollectionInfo) -> None:
+        """Fold in another process's collection (xdist workers collect the same tests)."""
+        self.tunable |= other.tunable
+        self.files |= other.files
+        self.deselected = max(self.deselected, other.deselected)
+        self.errors = max(self.errors, other.errors)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for xdist's ``workeroutput``."""
+        return {
+            "tunable": sorted(self.tunable),
+            "files": sorted(self.files),
+            "deselected": self.deselected,
+            "errors": self.errors,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CollectionInfo:
+        """Inverse of :meth:`to_dict`."""
+        return cls(set(data["tunable"]), set(data["files"]), int(data["deselected"]), int(data["errors"]))
+
+
+def _trial_worker_spec() -> WorkerSpec | None:
+    """This process's trial-worker spec when the plugin started it as one (else None)."""
+    if TRIAL_WORKER_ENV not in os.environ:
+        return None
+    from pytest_autotune.trial_worker import WorkerSpec
+
+    return WorkerSpec.from_environ()
+
+
+class AutotuneSession:
+    """The plugin's state in one pytest process (see the module docstring)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.settings: Settings = resolve(config)
+        self.store = Store.load(self.settings.cache_path)
+        self.trial_worker = _trial_worker_spec()
+        workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
+        if workerinput is None:
+            self.worker = WorkerSlot()
+        else:
+            index = int(re.sub(r"\D", "", str(workerinput.get("workerid", "gw0"))) or 0)
+            self.worker = WorkerSlot(index, int(workerinput.get("workercount", 1)))
+        self.is_worker = workerinput is not None
+        settings = self.settings
+        writer = not self.is_worker and self.trial_worker is None  # the process that writes the store
+        if writer and (settings.tuning or settings.update_baseline or settings.prune):
+            check_writable(settings.cache_path)  # fail now, not after tuning
+        self.devices = DeviceResolver(self.settings.device_spec, self.worker)
+        self.collection = CollectionInfo()
+
+    @property
+    def rootpath(self) -> Path:
+        """The rootdir (node ids are relative to it)."""
+        return self.config.rootpath
+
+    def journal_path(self, device: str, nodeid: str) -> Path:
+        """Where the tuning journal of ``nodeid`` on ``device`` lives (under the pytest cache)."""
+        cache = getattr(self.config, "cache", None)
+        base = cache.mkdir("autotune") if cache is not None else self.rootpath / ".pytest_cache" / "autotune"
+        base.mkdir(parents=True, exist_ok=True)
+        digest = hashlib.sha256(f"{device}\0{nodeid}".encode()).hexdigest()[:12]
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", nodeid.rsplit("/", 1)[-1])[:80]
+        return Path(base) / f"{slug}-{digest}.jsonl"

@@ -1,0 +1,122 @@
+"""Options of the Bayesian optimization strategy, validated and coerced.
+
+Options arrive as keyword arguments from Python code, or as strings from the
+command line and the benchmark (``bo:feasibility=off,initial=8``), so every
+option accepts its natural type or a string spelling of it. A bad value
+raises ``ValueError`` naming the option.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any, Final, Literal, cast
+
+__all__ = ["BOOptions", "PermutationDistance", "PriorKind"]
+
+PriorKind = Literal["gamma", "dim", "off"]
+PermutationDistance = Literal["spearman", "kendall", "hamming", "categorical"]
+FeasibilityKind = Literal["rf", "off"]
+
+_TRUE: Final = {"1", "true", "yes", "on"}
+_FALSE: Final = {"0", "false", "no", "off"}
+
+
+def _as_bool(name: str, value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise ValueError(f"bo option {name}={value!r}: expected a boolean (true/false)")
+
+
+def _as_int(name: str, value: object, *, minimum: int) -> int:
+    try:
+        number = int(str(value).strip()) if isinstance(value, str) else int(cast(int, value))
+    except (TypeError, ValueError):
+        raise ValueError(f"bo option {name}={value!r}: expected an integer") from None
+    if isinstance(value, float) and value != number:
+        raise ValueError(f"bo option {name}={value!r}: expected an integer")
+    if number < minimum:
+        raise ValueError(f"bo option {name}={value!r}: must be >= {minimum}")
+    return number
+
+
+def _as_float(name: str, value: object, *, lo: float, hi: float) -> float:
+    try:
+        number = float(str(value).strip()) if isinstance(value, str) else float(cast(float, value))
+    except (TypeError, ValueError):
+        raise ValueError(f"bo option {name}={value!r}: expected a number") from None
+    if not lo <= number <= hi:
+        raise ValueError(f"bo option {name}={value!r}: must be within [{lo}, {hi}]")
+    return number
+
+
+def _as_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
+    text = str(value).strip().lower() if isinstance(value, (str, bool)) else None
+    if isinstance(value, bool):
+        text = "on" if value else "off"
+    if text not in choices:
+        raise ValueError(f"bo option {name}={value!r}: expected one of {', '.join(choices)}")
+    return text
+
+
+@dataclass(frozen=True)
+class BOOptions:
+    """Knobs of :class:`~pytest_autotune.strategies.bo.BayesianOptimization`.
+
+    * ``feasibility``: ``"rf"`` learns hidden constraints with random forests;
+      ``"off"`` gives failures the worst observed value instead (ablation).
+    * ``feasibility_threshold``: largest minimum probability of feasibility
+      drawn per suggestion (BaCO's random threshold; 0 is always possible).
+    * ``log_transform``: model the logarithm of the objective's magnitude.
+    * ``priors``: lengthscale prior, ``"gamma"`` (BaCO-style), ``"dim"``
+      (scaled with the dimension) or ``"off"``.
+    * ``permutation_distance``: how permutations are compared.
+    * ``ordinal``: model numbers given as explicit lists by their position in the list.
+    * ``initial``: size of the initial design (``None``: a function of the dimension).
+    * ``candidates``: uniform samples scored per suggestion.
+    * ``local_starts``: starting points of the local search.
+    * ``fit_restarts``: extra random starts of the hyperparameter fit.
+    * ``threads``: torch threads while suggesting (``0``: leave torch's setting).
+    """
+
+    feasibility: FeasibilityKind = "rf"
+    feasibility_threshold: float = 0.9
+    log_transform: bool = True
+    priors: PriorKind = "gamma"
+    permutation_distance: PermutationDistance = "spearman"
+    ordinal: bool = True
+    initial: int | None = None
+    candidates: int = 2048
+    local_starts: int = 8
+    fit_restarts: int = 1
+    threads: int = 1
+
+    @classmethod
+    def parse(cls, options: Mapping[str, Any]) -> BOOptions:
+        """Validate and coerce ``options`` (values may be strings); unknown names raise ``TypeError``."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise TypeError(f"BayesianOptimization: unknown options {unknown}; known: {sorted(known)}")
+        parsers: dict[str, Callable[[object], object]] = {
+            "feasibility": lambda v: _as_choice("feasibility", v, ("rf", "off")),
+            "feasibility_threshold": lambda v: _as_float("feasibility_threshold", v, lo=0.0, hi=1.0),
+            "log_transform": lambda v: _as_bool("log_transform", v),
+            "priors": lambda v: _as_choice("priors", v, ("gamma", "dim", "off")),
+            "permutation_distance": lambda v: _as_choice(
+                "permutation_distance", v, ("spearman", "kendall", "hamming", "categorical")
+            ),
+            "ordinal": lambda v: _as_bool("ordinal", v),
+            "initial": lambda v: (
+                None if v is None or str(v).lower() in {"none", "auto"} else _as_int("initial", v, minimum=1)
+            ),
+            "candidates": lambda v: _as_int("candidates", v, minimum=1),
+            "local_starts": lambda v: _as_int("local_starts", v, minimum=0),
+            "fit_restarts": lambda v: _as_int("fit_restarts", v, minimum=0),
+            "threads": lambda v: _as_int("threads", v, minimum=0),
+        }
+        return cls(**{name: parsers[name](value) for name, value in options.items()})  # type: ignore[arg-type]

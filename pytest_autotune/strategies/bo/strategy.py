@@ -1,0 +1,205 @@
+"""The ``bo`` strategy: BaCO-style Bayesian optimization with learnt hidden constraints.
+
+Each suggestion:
+
+1. while the initial design lasts, the next Latin-hypercube configuration;
+2. otherwise fit the GP to the feasible trials (warm-started) and the
+   feasibility forests to all trials, draw a minimum feasibility, and
+   maximise ``log EI + log P(feasible)`` over a pool of uniform samples and
+   the incumbents' neighbours, refined by local search;
+3. never a configuration already told.
+
+torch, gpytorch and scikit-learn are imported when the strategy is created,
+not when this module is imported, so the strategy registry stays light.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Hashable, Iterator
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pytest_autotune.outcome import Label, Outcome
+from pytest_autotune.space.base import Points, Space
+from pytest_autotune.strategies.base import SpaceExhausted, Strategy
+from pytest_autotune.strategies.bo.design import default_design_size, latin_hypercube_design
+from pytest_autotune.strategies.bo.encoding import Encoding
+from pytest_autotune.strategies.bo.optimizer import AcquisitionOptimizer
+from pytest_autotune.strategies.bo.options import BOOptions
+
+if TYPE_CHECKING:
+    from pytest_autotune.strategies.bo.feasibility import FeasibilityModel
+    from pytest_autotune.strategies.bo.surrogate import GPSurrogate
+
+__all__ = ["BayesianOptimization"]
+
+#: Number of best measured configurations used as incumbents (pool and local-search starts).
+INCUMBENTS = 3
+
+
+class BayesianOptimization(Strategy):
+    """Bayesian optimization over a constrained space (the default strategy).
+
+    Options (keyword-only, strings accepted): see :class:`BOOptions`.
+    """
+
+    name: ClassVar[str] = "bo"
+
+    def __init__(self, space: Space, *, rng: np.random.Generator, **options: Any) -> None:
+        super().__init__(space, rng=rng)
+        self.options = BOOptions.parse(options)
+        self.encoding = Encoding.of(space, self.options.permutation_distance, ordinal=self.options.ordinal)
+        # Heavy imports happen here, on first use of the strategy.
+        from pytest_autotune.strategies.bo.feasibility import FeasibilityModel
+        from pytest_autotune.strategies.bo.surrogate import GPSurrogate
+
+        self.surrogate: GPSurrogate = GPSurrogate(
+            self.encoding,
+            priors=self.options.priors,
+            log_transform=self.options.log_transform,
+            rng=rng,
+            fit_restarts=self.options.fit_restarts,
+        )
+        self.feasibility: FeasibilityModel | None = (
+            FeasibilityModel(rng=rng) if self.options.feasibility == "rf" else None
+        )
+        self.optimizer = AcquisitionOptimizer(
+            space, rng, candidates=self.options.candidates, local_starts=self.options.local_starts
+        )
+        design_size = self.options.initial
+        self.design_size = (
+            default_design_size(self.encoding.dimension) if design_size is None else design_size
+        )
+        self._design: Points | None = None
+        self._design_next = 0
+        # Trials told so far, in order.
+        self._index: dict[Hashable, int] = {}
+        self._points: list[Points] = []
+        self._features: list[NDArray[np.float64]] = []
+        self._labels: list[Label] = []
+        self._values: list[float | None] = []
+
+    # -- bookkeeping ---------------------------------------------------------------------
+    @property
+    def evaluated(self) -> int:
+        """Number of distinct configurations told."""
+        return len(self._points)
+
+    def tell(self, point: Points, outcome: Outcome) -> None:
+        """Record a trial (a repeated configuration replaces its earlier outcome)."""
+        if len(point) != 1:
+            raise ValueError(f"BayesianOptimization.tell expects one configuration, got {len(point)}")
+        key = point.keys()[0]
+        row = self._index.get(key)
+        if row is None:
+            self._index[key] = len(self._points)
+            self._points.append(point)
+            self._features.append(self.encoding.features(point)[0])
+            self._labels.append(outcome.label)
+            self._values.append(outcome.value)
+        else:
+            self._labels[row] = outcome.label
+            self._values[row] = outcome.value
+
+    # -- suggestion ----------------------------------------------------------------------
+    def ask(self) -> Points:
+        """Next configuration to evaluate (never one already told)."""
+        with _torch_threads(self.options.threads):
+            point = self._next_design_point()
+            if point is None and self._feasible_count() >= 2:
+                point = self._model_based()
+            if point is None:
+                point = self._random_unevaluated()
+        return point
+
+    def _feasible_count(self) -> int:
+        return sum(label == "ok" for label in self._labels)
+
+    def _next_design_point(self) -> Points | None:
+        if self._design is None:
+            self._design = latin_hypercube_design(
+                self.space, self.design_size, self.rng, exclude=self._index.keys()
+            )
+        while self._design_next < len(self._design):
+            candidate = self._design[self._design_next]
+            self._design_next += 1
+            if candidate.keys()[0] not in self._index:
+                return candidate
+        return None
+
+    def _random_unevaluated(self) -> Points:
+        for size in (64, 1024, 16384):
+            pool = self.space.sample(size, self.rng)
+            for i, key in enumerate(pool.keys()):
+                if key not in self._index:
+                    return pool[i]
+        if not self.space.is_continuous and len(self._index) >= self.space.size:
+            raise SpaceExhausted(f"all {self.space.size} configurations were evaluated")
+        # Nearly exhausted space: walk the index order for the remaining configurations.
+        for index in range(self.space.size):
+            candidate = self.space.at_index([index])
+            if candidate.keys()[0] not in self._index:
+                return candidate
+        raise SpaceExhausted(f"all {self.space.size} configurations were evaluated")
+
+    def _training_data(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Features and values the GP sees: feasible trials, or all with failures at the worst value."""
+        features = np.asarray(self._features)
+        feasible = np.array([label == "ok" for label in self._labels])
+        values = np.array([v if v is not None else np.nan for v in self._values], dtype=np.float64)
+        if self.feasibility is None:
+            worst = float(np.max(values[feasible]))
+            return features, np.where(feasible, values, worst)
+        return features[feasible], values[feasible]
+
+    def _incumbents(self) -> Points:
+        values = np.array([np.inf if v is None else v for v in self._values], dtype=np.float64)
+        order = np.argsort(values, kind="stable")[:INCUMBENTS]
+        rows = [int(i) for i in order if np.isfinite(values[int(i)])]
+        return Points.concat([self._points[i] for i in rows])
+
+    def _model_based(self) -> Points | None:
+        from pytest_autotune.strategies.bo.acquisition import draw_feasibility_threshold, feasible_acquisition
+
+        features, values = self._training_data()
+        self.surrogate.fit(features, values)
+        feasibility = self.feasibility
+        if feasibility is not None:
+            feasibility.fit(np.asarray(self._features)[:, self.encoding.active_columns()], self._labels)
+        threshold = draw_feasibility_threshold(self.rng, maximum=self.options.feasibility_threshold)
+        best = self.surrogate.best_target
+        active = self.encoding.active_columns()
+
+        def score(points: Points) -> NDArray[np.float64]:
+            feats = self.encoding.features(points)
+            mean, std = self.surrogate.predict(feats)
+            p_feasible = None
+            if feasibility is not None and feasibility.active:
+                p_feasible = feasibility.probability(feats[:, active])
+            return feasible_acquisition(mean, std, best, p_feasible, threshold)
+
+        proposal = self.optimizer.maximise(score, self._incumbents(), self._index.keys())
+        if proposal is None or not np.isfinite(proposal.score):
+            return None
+        return proposal.point
+
+
+@contextlib.contextmanager
+def _torch_threads(threads: int) -> Iterator[None]:
+    """Run with ``threads`` torch threads (0: unchanged), restoring the previous count."""
+    if threads <= 0:
+        yield
+        return
+    import torch
+
+    previous = torch.get_num_threads()
+    if previous != threads:
+        torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        if previous != threads:
+            torch.set_num_threads(previous)

@@ -1,0 +1,323 @@
+"""Isolated tuning trials in pytest: a worker pytest process per tunable test.
+
+Fixtures such as OpenCL contexts cannot be sent to another process, and OpenCL drivers are not
+fork-safe, so the worker is a fresh ``python -m pytest`` (started by fork + exec, nothing of the
+parent's state shared) that sets the test up itself: it collects the test's file, keeps only the
+test's node id, creates its fixtures (conftest timers included) and then, instead of calling the
+body once, serves trials: receive a configuration, call the body (:func:`~pytest_autotune.runner.run_trial`),
+send back the samples and the outcome label. The parent keeps the tuner and the journal; a worker
+that crashes or hangs fails that trial only (:mod:`pytest_autotune.isolation`), and the next trial
+starts a new worker.
+
+What the worker inherits from the parent: the rootdir and ini file, the ``-p`` plugins, the import
+mode, ``-o`` overrides, ``-W`` filters, ``--confcutdir``/``--noconftest``, the environment (less
+``PYTEST_ADDOPTS``; ini ``addopts`` are not applied again: their effect arrives through the options
+above) and the device of the test. Other command-line options are not forwarded, and plugins a
+trial cannot need are skipped (hypothesis', unless the test uses ``@given``). Its output (the
+body's prints, faulthandler tracebacks) goes to a log file, never to the terminal; the end of it
+becomes the detail of a crashed or timed-out trial. The worker's pytest cache and temporary
+directories are private and removed when it stops.
+
+``pytest.skip``/``xfail``/``fail``/``exit``, ``KeyboardInterrupt`` and ``SystemExit`` raised by the
+body in the worker end the serving loop and are raised again in the parent, so they end tuning as
+they would in-process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from pytest_autotune.isolation import Launched, Worker, WorkerFailure, serve_requests, watch_parent
+from pytest_autotune.options import TRIAL_WORKER_ENV
+from pytest_autotune.runner import BodyRun, run_trial
+
+if TYPE_CHECKING:
+    import pytest
+
+    from pytest_autotune.fixture import Autotune
+    from pytest_autotune.outcome import Label
+    from pytest_autotune.planning import ItemPlan
+    from pytest_autotune.session import AutotuneSession
+
+__all__ = ["ENV_VAR", "IsolatedTrials", "TrialReply", "TrialRequest", "WorkerSpec", "serve_item"]
+
+#: Environment variable that puts a pytest process in trial-worker mode (JSON of :class:`WorkerSpec`).
+ENV_VAR: Final = TRIAL_WORKER_ENV
+#: Seconds a worker may take to collect and set up its test before it counts as failed.
+START_TIMEOUT: Final = 300.0
+
+EndKind = Literal["skip", "xfail", "fail", "exit", "interrupt", "system-exit"]
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """What a trial worker serves: one node id, over the channel and parent-watch descriptors."""
+
+    nodeid: str
+    channel_fd: int
+    watch_fd: int
+
+    def to_env(self) -> str:
+        """The value of :data:`ENV_VAR`."""
+        return json.dumps({"nodeid": self.nodeid, "channel_fd": self.channel_fd, "watch_fd": self.watch_fd})
+
+    @classmethod
+    def from_environ(cls) -> WorkerSpec | None:
+        """The spec of this process, removed from the environment (the body's subprocesses are no workers)."""
+        text = os.environ.pop(ENV_VAR, None)
+        if not text:
+            return None
+        data = json.loads(text)
+        return cls(str(data["nodeid"]), int(data["channel_fd"]), int(data["watch_fd"]))
+
+
+@dataclass(frozen=True)
+class TrialRequest:
+    """Parent -> worker: call the body once with ``config`` (``repeat`` timed calls per measure)."""
+
+    config: dict[str, Any]
+    repeat: int
+
+
+@dataclass(frozen=True)
+class TrialReply:
+    """Worker -> parent: what one call of the body produced."""
+
+    samples: tuple[float, ...]
+    label: Label
+    detail: str
+
+
+@dataclass(frozen=True)
+class BodyEnded:
+    """Worker -> parent: the body raised a pytest outcome or an interrupt; tuning must end."""
+
+    kind: EndKind
+    message: str
+
+
+# -- worker side ----------------------------------------------------------------------------------------
+def _ended(exc: BaseException) -> BodyEnded:
+    import pytest
+
+    message = str(getattr(exc, "msg", None) or exc)
+    if isinstance(exc, pytest.skip.Exception):
+        return BodyEnded("skip", message)
+    if isinstance(exc, pytest.xfail.Exception):
+        return BodyEnded("xfail", message)
+    if isinstance(exc, pytest.fail.Exception):
+        return BodyEnded("fail", message)
+    if isinstance(exc, pytest.exit.Exception):
+        return BodyEnded("exit", message)
+    if isinstance(exc, KeyboardInterrupt):
+        return BodyEnded("interrupt", message)
+    return BodyEnded("system-exit", f"{type(exc).__name__}({message})")
+
+
+def serve_item(item: pytest.Function, autotune: Autotune, spec: WorkerSpec) -> None:
+    """Worker mode's test call: answer trial requests for ``item`` until told to stop."""
+    watch_parent(lambda: os.read(spec.watch_fd, 1))
+    channel = Connection(spec.channel_fd)
+
+    def handle(request: TrialRequest) -> tuple[Any, bool]:
+        try:
+            run = run_trial(item, autotune, request.config, repeat=request.repeat)
+        except BaseException as exc:  # pytest outcomes and interrupts end the loop; the parent re-raises
+            return _ended(exc), False
+        return TrialReply(run.samples, run.label, run.detail), True
+
+    try:
+        serve_requests(channel, handle)
+    finally:
+        channel.close()
+
+
+# -- parent side ----------------------------------------------------------------------------------------
+class _PopenChild:
+    """:class:`~pytest_autotune.isolation.Child` over a worker started in its own process group.
+
+    The exit status is read without reaping the process (``waitid`` with ``WNOWAIT``), so until
+    :meth:`kill` reaps it its process id, which is also its group's id, cannot be reused: killing
+    the group can never hit an unrelated process.
+    """
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self._process = process
+        self._status: int | None = None
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    def exitcode(self) -> int | None:
+        if not hasattr(os, "waitid"):  # macOS: reaps; kill() then spares the group, whose id may be reused
+            return self._process.poll()
+        if self._status is None and self._process.returncode is None:
+            try:
+                info = os.waitid(os.P_PID, self._process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                info = None
+            if info is not None:
+                exited = info.si_code == os.CLD_EXITED
+                self._status = info.si_status if exited else -info.si_status
+        return self._process.returncode if self._status is None else self._status
+
+    def kill(self) -> None:
+        if self._process.returncode is None:
+            with contextlib.suppress(OSError):
+                os.killpg(self._process.pid, signal.SIGKILL)  # the worker and what the body started
+            self._process.wait()
+
+    def wait(self, timeout: float) -> int | None:
+        deadline = time.monotonic() + timeout
+        while (code := self.exitcode()) is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return code
+
+
+def _unneeded_plugins(item: pytest.Item) -> list[str]:
+    """Plugins the worker skips because the test cannot need them (they cost seconds to import)."""
+    if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+        return []
+    return ["hypothesispytest"]  # acts on @given tests only; importing hypothesis takes ~1 s
+
+
+def worker_arguments(item: pytest.Item, private: Path) -> list[str]:
+    """Command line of a worker pytest for ``item`` (see the module docstring for what is forwarded)."""
+    config, nodeid = item.config, item.nodeid
+    option = config.option
+    args = [sys.executable, "-m", "pytest", str(config.rootpath / nodeid.split("::", 1)[0])]
+    args += ["--rootdir", str(config.rootpath), "-o", "addopts=", "-o", f"cache_dir={private / 'cache'}"]
+    if config.inipath is not None:
+        args += ["-c", str(config.inipath)]
+    for plugin in getattr(option, "plugins", None) or ():
+        args += ["-p", plugin]
+    args += [f"--import-mode={getattr(option, 'importmode', 'prepend')}"]
+    for override in getattr(option, "override_ini", None) or ():
+        args += ["-o", override]
+    for warning in getattr(option, "pythonwarnings", None) or ():
+        args += ["-W", warning]
+    if getattr(option, "confcutdir", None):
+        args += ["--confcutdir", str(option.confcutdir)]
+    if getattr(option, "noconftest", False):
+        args.append("--noconftest")
+    if getattr(option, "disable_plugin_autoload", False):
+        args.append("--disable-plugin-autoload")
+    for plugin in _unneeded_plugins(item):
+        args += ["-p", f"no:{plugin}"]
+    args += ["--basetemp", str(private / "tmp"), "-s", "-q", "--no-header", "-p", "no:randomly"]
+    return args
+
+
+class IsolatedTrials:
+    """Trial runner for tune mode that calls the body in a worker process (module docstring).
+
+    Call it like :func:`~pytest_autotune.runner.run_trial` without the item: ``trials(config,
+    repeat)`` returns a :class:`~pytest_autotune.runner.BodyRun`; a crash or hang comes back as a
+    ``runtime`` or ``timeout`` run. Use it as a context manager: leaving stops the worker.
+    """
+
+    def __init__(self, session: AutotuneSession, item: pytest.Function, plan: ItemPlan) -> None:
+        self._item = item
+        self._config = item.config
+        self._nodeid = item.nodeid
+        self._env = self._environment(session, plan)
+        policy = plan.policy
+        self.worker = Worker(
+            self._launch,
+            timeout=policy.trial_timeout,
+            start_timeout=START_TIMEOUT,
+            memory_limit=policy.worker_memory,
+            name="trial worker",
+        )
+
+    @staticmethod
+    def _environment(session: AutotuneSession, plan: ItemPlan) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", ENV_VAR)}
+        env["PYTEST_AUTOTUNE_CACHE"] = str(session.settings.cache_path)
+        if plan.device != session.devices.key_for(()):  # an OpenCL device: the very same one
+            env["PYTEST_AUTOTUNE_DEVICE"] = session.devices.opencl_spec()
+        return env
+
+    def _launch(self) -> Launched:
+        private = Path(tempfile.mkdtemp(prefix="pytest-autotune-worker-"))
+        parent_end, child_end = socket.socketpair()
+        watch_read, watch_write = os.pipe()
+        spec = WorkerSpec(self._nodeid, child_end.fileno(), watch_read)
+        log = private / "output.log"
+        try:
+            with open(log, "wb") as output:
+                process = subprocess.Popen(
+                    worker_arguments(self._item, private),
+                    cwd=self._config.invocation_params.dir,
+                    env={**self._env, ENV_VAR: spec.to_env()},
+                    stdin=subprocess.DEVNULL,
+                    stdout=output,
+                    stderr=subprocess.STDOUT,
+                    pass_fds=(child_end.fileno(), watch_read),
+                    start_new_session=True,  # a terminal's Ctrl-C reaches the parent only
+                )
+        except BaseException:
+            parent_end.close()
+            os.close(watch_write)
+            shutil.rmtree(private, ignore_errors=True)
+            raise
+        finally:
+            child_end.close()
+            os.close(watch_read)
+
+        def cleanup() -> None:
+            os.close(watch_write)  # the worker's watch thread sees EOF if it is still there
+            shutil.rmtree(private, ignore_errors=True)
+
+        return Launched(_PopenChild(process), Connection(parent_end.detach()), log, cleanup)
+
+    def __call__(self, config: dict[str, Any], repeat: int) -> BodyRun:
+        """Run one trial in the worker."""
+        reply = self.worker.request(TrialRequest(dict(config), repeat))
+        if isinstance(reply, WorkerFailure):
+            return BodyRun(dict(config), (), reply.label, reply.detail)
+        if isinstance(reply, BodyEnded):
+            self.worker.stop()
+            _raise_ended(reply)
+        assert isinstance(reply, TrialReply)
+        return BodyRun(dict(config), tuple(reply.samples), reply.label, reply.detail)
+
+    def summary(self) -> dict[str, Any]:
+        """Worker starts, crashes, timeouts, memory restarts and start times."""
+        return self.worker.stats.to_dict()
+
+    def __enter__(self) -> IsolatedTrials:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.worker.__exit__(*exc)
+
+
+def _raise_ended(ended: BodyEnded) -> None:
+    import pytest
+
+    if ended.kind == "skip":
+        pytest.skip(ended.message)
+    if ended.kind == "xfail":
+        pytest.xfail(ended.message)
+    if ended.kind == "exit":
+        pytest.exit(ended.message)
+    if ended.kind == "interrupt":
+        raise KeyboardInterrupt(ended.message)
+    pytest.fail(
+        ended.message if ended.kind == "fail" else f"the test body raised {ended.message}", pytrace=False
+    )

@@ -1,0 +1,269 @@
+"""Tune mode: search a test's space calling its body once per trial, then pick and verify the winner.
+
+1. **Search**: :class:`~pytest_autotune.tuner.Tuner` proposes configurations; each trial is one
+   call of the test body through a :class:`~pytest_autotune.runner.TrialRunner`, in this process
+   (fixtures set up once, before the first trial) or in a worker process that set the test up
+   itself (:mod:`pytest_autotune.trial_worker`: a crash or hang is a failed trial). The journal
+   makes an interrupted run resume; when tuning ends otherwise it is renamed ``*.done.jsonl`` so
+   the next ``--autotune`` starts afresh (the finished journal stays for reports).
+2. **Finalists**: the best few configurations, the declared default and the committed
+   configuration (when still valid) are re-measured by the same runner in interleaved rounds, so
+   drift in the machine's speed hits them alike. The committed configuration is replaced only
+   when the winner beats it by more than the noise band (``noise_k`` x spread + floor, the spread
+   as in :mod:`pytest_autotune.check_mode`).
+3. **Final call**: the body runs once more with the winner as the real test, in this process
+   (as in a normal run); its exceptions are the test's outcome. The new baseline is the least
+   disturbed of the winner's measurements (its finalist rounds and the final call), as normal
+   runs judge their least disturbed measurement (:mod:`pytest_autotune.check_mode`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import zlib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from pytest_autotune.fixture import MEASURE_REPEAT, TRIAL_REPEAT, Autotune
+from pytest_autotune.measure import Stats, least_disturbed, round_significant
+from pytest_autotune.policy import Policy
+from pytest_autotune.runner import TrialRunner, run_final
+from pytest_autotune.store import config_from_json
+
+if TYPE_CHECKING:
+    import pytest
+
+    from pytest_autotune.space.base import Space
+    from pytest_autotune.tuner import TuningResult
+
+__all__ = ["FINALIST_ROUNDS", "TuneReport", "TuningFailed", "derive_seed", "tune"]
+
+#: Interleaved rounds in which the finalists are re-measured.
+FINALIST_ROUNDS: Final = 3
+
+#: Called after each trial with (trials done, fraction of the budget used or None, label, best value).
+ProgressCallback = Callable[[int, float | None, str, float | None], None]
+
+
+@dataclass(frozen=True)
+class TuneReport:
+    """The outcome of tuning one test."""
+
+    config: dict[str, Any]
+    baseline: Stats
+    default_stats: Stats | None
+    summary: dict[str, Any]
+    kept_committed: bool
+
+    def speedup(self, maximize: bool) -> float | None:
+        """How much better the chosen configuration is than the declared default (x times)."""
+        if self.default_stats is None or self.default_stats.median <= 0 or self.baseline.median <= 0:
+            return None
+        if maximize:
+            return self.baseline.median / self.default_stats.median
+        return self.default_stats.median / self.baseline.median
+
+
+def derive_seed(nodeid: str, seed: int | None) -> int:
+    """The search seed of one test: stable per node id, so tuning is reproducible and resumable."""
+    return (zlib.crc32(nodeid.encode()) + (seed or 0) * 1_000_003) % 2**32
+
+
+class TuningFailed(Exception):
+    """Tuning produced no configuration to commit; the message says why (the test fails with it).
+
+    ``summary`` holds the tuning summary (trials, counts per label) when the search ran.
+    """
+
+    def __init__(self, message: str, summary: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.summary = summary
+
+
+def _infeasible_message(result: TuningResult) -> str:
+    counts = ", ".join(f"{label} {n}" for label, n in result.counts.items() if n)
+    lines = [
+        f"no feasible configuration: all {result.evaluations} evaluated configurations failed "
+        f"({counts or 'none evaluated'}; space size {result.space_size})"
+    ]
+    seen: set[str] = set()
+    for record in result.history:
+        label = record.outcome.label
+        if label not in seen:
+            seen.add(label)
+            lines.append(f"  first {label} failure, config {record.config}: {record.outcome.detail}")
+    return "\n".join(lines)
+
+
+def _search(
+    item: pytest.Function,
+    autotune: Autotune,
+    policy: Policy,
+    journal: Path,
+    progress: ProgressCallback,
+    trials: TrialRunner,
+) -> TuningResult:
+    from pytest_autotune.tuner import Tuner
+
+    tuner = Tuner(
+        autotune.space,
+        policy.strategy,
+        abort=policy.budget,
+        seed=derive_seed(item.nodeid, policy.seed),
+        journal=journal,
+        maximize=policy.maximize,
+        strategy_options=policy.strategy_options,
+        on_journal_mismatch="restart",
+    )
+    with tuner:
+        while (trial := tuner.ask()) is not None:
+            try:
+                run = trials(trial.config, TRIAL_REPEAT)
+            except BaseException:
+                tuner.cancel(trial)
+                raise
+            if run.label == "ok" and not run.samples:
+                tuner.cancel(trial)
+                raise TuningFailed(
+                    "the test body never called autotune.measure() or autotune.record(): "
+                    "there is nothing to tune"
+                )
+            record = tuner.tell(trial, run.outcome())
+            progress(len(tuner.history), tuner.progress(), record.outcome.label, tuner.result.best_value)
+        result = tuner.result
+    return result
+
+
+def _retire_journal(journal: Path) -> None:
+    """Rename a finished journal ``*.done.jsonl``: the next ``--autotune`` starts afresh."""
+    if journal.exists():
+        journal.replace(journal.with_name(journal.stem + ".done" + journal.suffix))
+
+
+def _candidates(
+    space: Space, result: TuningResult, k: int, committed: Mapping[str, Any] | None
+) -> tuple[list[dict[str, Any]], int | None, int | None]:
+    """Finalist configurations, with the positions of the default and the committed ones."""
+    from pytest_autotune.space.errors import SpaceError
+
+    finalists = [dict(record.config) for record in result.top(k)]
+
+    def add(config: dict[str, Any] | None) -> int | None:
+        if config is None or set(config) != set(space.names) or not space.contains([config])[0]:
+            return None
+        if config not in finalists:
+            finalists.append(config)
+        return finalists.index(config)
+
+    try:
+        default: dict[str, Any] | None = space.default_config()
+    except SpaceError:
+        default = None
+    committed_config = config_from_json(committed["config"]) if committed else None
+    return finalists, add(default), add(committed_config)
+
+
+def _remeasure(trials: TrialRunner, finalists: list[dict[str, Any]]) -> dict[int, list[tuple[float, ...]]]:
+    """Samples of each round per finalist, over interleaved rounds (one that fails once is dropped)."""
+    measured: dict[int, list[tuple[float, ...]]] = {i: [] for i in range(len(finalists))}
+    for round_index in range(FINALIST_ROUNDS):
+        order = [(round_index + j) % len(finalists) for j in range(len(finalists))]
+        for i in order:
+            if i not in measured:
+                continue
+            run = trials(finalists[i], MEASURE_REPEAT)
+            if run.measured:
+                measured[i].append(run.samples)
+            else:
+                del measured[i]
+    return measured
+
+
+def _pooled(rounds: list[tuple[float, ...]]) -> Stats:
+    """Statistics of the samples of several rounds together."""
+    return Stats.of([x for samples in rounds for x in samples])
+
+
+def _pick_winner(stats: dict[int, Stats], committed: int | None, policy: Policy) -> tuple[int, bool]:
+    """The best finalist, or the committed one when the best does not beat it beyond the noise band."""
+    sign = -1.0 if policy.maximize else 1.0
+    winner = min(stats, key=lambda i: sign * stats[i].median)
+    if committed is None or committed not in stats or winner == committed:
+        return winner, False
+    gain = sign * (stats[committed].median - stats[winner].median)
+    spread = max(stats[winner].spread(policy.maximize), stats[committed].spread(policy.maximize))
+    if gain <= policy.noise_k * spread + policy.effective_floor:
+        return committed, True
+    return winner, False
+
+
+@contextlib.contextmanager
+def _journal_kept_only_if_interrupted(journal: Path) -> Iterator[None]:
+    """Retire the journal when the block ends in any way but an interruption (see :func:`tune`)."""
+    from _pytest.outcomes import Exit
+
+    try:
+        yield
+    except (KeyboardInterrupt, SystemExit, Exit):
+        raise
+    except BaseException:
+        _retire_journal(journal)
+        raise
+    _retire_journal(journal)
+
+
+def tune(
+    item: pytest.Function,
+    autotune: Autotune,
+    policy: Policy,
+    *,
+    journal: Path,
+    committed: Mapping[str, Any] | None,
+    progress: ProgressCallback,
+    trials: TrialRunner,
+) -> TuneReport:
+    """Tune the test and run it once more with the winner (see the module docstring).
+
+    The journal is retired when tuning ends in any way but an interruption (``KeyboardInterrupt``,
+    ``pytest.exit``, ``SystemExit``, or the process being killed): an interrupted test resumes
+    from it, even when the interruption came after the search (during the finalists), so no
+    trial is evaluated twice; a test that completed or failed starts afresh next time.
+    """
+    with _journal_kept_only_if_interrupted(journal):
+        started = time.perf_counter()
+        result = _search(item, autotune, policy, journal, progress, trials)
+        summary = {
+            "trials": result.evaluations,
+            "counts": dict(result.counts),
+            "strategy": result.strategy,
+            "seed": result.seed,
+            "duration": round_significant(time.perf_counter() - started, 3),
+        }
+        if not result.feasible:
+            raise TuningFailed(_infeasible_message(result), summary)
+        finalists, default_index, committed_index = _candidates(
+            autotune.space, result, policy.finalists, committed
+        )
+        measured = _remeasure(trials, finalists)
+        if not measured:
+            raise TuningFailed(
+                "every finalist failed when re-measured (flaky correctness check or unstable device): "
+                + ", ".join(str(c) for c in finalists),
+                summary,
+            )
+        stats = {i: _pooled(rounds) for i, rounds in measured.items()}
+        winner, kept = _pick_winner(stats, committed_index, policy)
+        final = run_final(item, autotune, finalists[winner], repeat=MEASURE_REPEAT)
+        if final.stats is None:
+            raise TuningFailed("the final run of the winning configuration measured nothing", summary)
+        summary["duration"] = round_significant(time.perf_counter() - started, 3)
+        return TuneReport(
+            config=finalists[winner],
+            baseline=least_disturbed([*map(Stats.of, measured[winner]), final.stats], policy.maximize),
+            default_stats=stats.get(default_index) if default_index is not None else None,
+            summary=summary,
+            kept_committed=kept,
+        )

@@ -1,0 +1,26 @@
+"""Warning categories of the plugin (filter them with ``-W`` or ``filterwarnings`` as usual)."""
+
+from __future__ import annotations
+
+__all__ = [
+    "AutotuneNoMeasurementWarning",
+    "AutotuneRegressionWarning",
+    "AutotuneSharedFixtureWarning",
+    "AutotuneWarning",
+]
+
+
+class AutotuneWarning(UserWarning):
+    """Base class of pytest-autotune warnings."""
+
+
+class AutotuneNoMeasurementWarning(AutotuneWarning):
+    """A tunable test ran without calling ``autotune.measure`` or ``autotune.record``."""
+
+
+class AutotuneRegressionWarning(AutotuneWarning):
+    """A performance regression, reported as a warning under ``--autotune-check=warn``."""
+
+
+class AutotuneSharedFixtureWarning(AutotuneWarning):
+    """Function-scoped fixtures are set up once and shared by every trial of a tuning run."""

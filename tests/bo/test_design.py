@@ -1,0 +1,42 @@
+"""The initial design: distinct valid configurations spread over the unit coordinates."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pytest_autotune.space import Interval, Pow2, build_space
+from pytest_autotune.strategies.bo.design import default_design_size, latin_hypercube_design
+
+
+def test_design_size_grows_with_dimension_within_bounds() -> None:
+    assert default_design_size(1) == 4
+    assert default_design_size(6) == 7
+    assert default_design_size(39) == 10
+
+
+def test_design_is_distinct_valid_and_stratified() -> None:
+    space = build_space({"x": Interval(0, 99), "y": Interval(0, 99)})
+    design = latin_hypercube_design(space, 10, np.random.default_rng(0))
+    assert len(design) == 10
+    assert len(set(design.keys())) == 10
+    configs = space.configs(design)
+    assert all(space.contains(configs))
+    # Latin hypercube: one point per tenth of each coordinate
+    assert sorted(c["x"] // 10 for c in configs) == list(range(10))
+    assert sorted(c["y"] // 10 for c in configs) == list(range(10))
+
+
+def test_design_respects_constraints_and_exclusions() -> None:
+    space = build_space(
+        {"a": Pow2(1, 64), "b": Pow2(1, 64, where=lambda a, b: a * b <= 64)},
+    )
+    first = latin_hypercube_design(space, 6, np.random.default_rng(1))
+    second = latin_hypercube_design(space, 6, np.random.default_rng(2), exclude=set(first.keys()))
+    assert all(space.contains(space.configs(second)))
+    assert not set(first.keys()) & set(second.keys())
+
+
+def test_small_space_gives_all_it_has() -> None:
+    space = build_space({"a": Interval(1, 3)})
+    design = latin_hypercube_design(space, 10, np.random.default_rng(3))
+    assert sorted(c["a"] for c in space.configs(design)) == [1, 2, 3]

@@ -1,0 +1,92 @@
+"""The GP surrogate fits known functions and transforms targets as documented."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pytest_autotune.space import Categorical, Interval, Permutation, build_space
+from pytest_autotune.strategies.bo.encoding import Encoding
+from pytest_autotune.strategies.bo.surrogate import GPSurrogate, TargetTransform
+
+
+def test_target_transform_log_of_magnitude() -> None:
+    positive = TargetTransform.fit(np.array([1.0, 10.0, 100.0]), log=True)
+    z = positive(np.array([1.0, 10.0, 100.0]))
+    assert z == pytest.approx([-1.224744871, 0.0, 1.224744871])  # log is linear in decades
+    negative = TargetTransform.fit(np.array([-100.0, -10.0, -1.0]), log=True)  # negated maximised objective
+    zn = negative(np.array([-100.0, -10.0, -1.0]))
+    assert list(np.argsort(zn)) == [0, 1, 2]  # order preserved: minimising z minimises the value
+    mixed = TargetTransform.fit(np.array([-1.0, 0.0, 3.0]), log=True)
+    assert mixed.sign == 0
+    off = TargetTransform.fit(np.array([1.0, 10.0, 100.0]), log=False)
+    assert off(np.array([1.0, 10.0, 100.0])) == pytest.approx(
+        (np.array([1, 10, 100]) - 37) / np.std([1, 10, 100])
+    )
+
+
+def test_constant_targets_do_not_divide_by_zero() -> None:
+    transform = TargetTransform.fit(np.array([2.0, 2.0, 2.0]), log=True)
+    assert np.all(np.isfinite(transform(np.array([2.0, 3.0]))))
+
+
+def make_space():  # type: ignore[no-untyped-def]
+    return build_space(
+        {
+            "a": Interval(1, 64),
+            "b": Categorical("x", "y", "z"),
+            "p": Permutation(["i", "j", "k"]),
+        }
+    )
+
+
+def objective(config: dict) -> float:  # type: ignore[type-arg]
+    perm_cost = {("i", "j", "k"): 0.0, ("j", "i", "k"): 0.5}.get(config["p"], 1.0)
+    return (
+        1.0 + (np.log(config["a"]) - np.log(8)) ** 2 + {"x": 0.0, "y": 2.0, "z": 1.0}[config["b"]] + perm_cost
+    )
+
+
+@pytest.mark.parametrize("priors", ["gamma", "dim", "off"])
+def test_gp_interpolates_and_generalises(priors: str) -> None:
+    space = make_space()
+    rng = np.random.default_rng(0)
+    encoding = Encoding.of(space)
+    train = space.sample(80, rng).unique()
+    test = space.sample(200, rng)
+    values = np.array([objective(c) for c in space.configs(train)])
+    surrogate = GPSurrogate(encoding, priors=priors, log_transform=True, rng=rng)  # type: ignore[arg-type]
+    surrogate.fit(encoding.features(train), values)
+    assert surrogate.transform is not None
+    mean, std = surrogate.predict(encoding.features(train))
+    z = surrogate.transform(values)
+    assert np.corrcoef(mean.numpy(), z)[0, 1] > 0.99
+    assert float(std.max()) < 0.2  # near-noise-free at the data
+    test_mean, test_std = surrogate.predict(encoding.features(test))
+    truth = surrogate.transform(np.array([objective(c) for c in space.configs(test)]))
+    assert np.corrcoef(test_mean.numpy(), truth)[0, 1] > 0.9
+    assert bool((test_std > 0).all())
+    assert surrogate.best_target == pytest.approx(float(z.min()))
+
+
+def test_warm_start_reuses_hyperparameters() -> None:
+    space = make_space()
+    rng = np.random.default_rng(1)
+    encoding = Encoding.of(space)
+    points = space.sample(40, rng).unique()
+    values = np.array([objective(c) for c in space.configs(points)])
+    surrogate = GPSurrogate(encoding, priors="gamma", log_transform=True, rng=rng, fit_restarts=0)
+    surrogate.fit(encoding.features(points[:30]), values[:30])
+    first = surrogate.hyperparameters()
+    surrogate.fit(encoding.features(points[:31]), values[:31])
+    second = surrogate.hyperparameters()
+    assert len(first["lengthscale"]) == 3
+    # one more point barely moves the optimum found from the previous one
+    assert np.allclose(np.log(first["lengthscale"]), np.log(second["lengthscale"]), atol=0.7)
+
+
+def test_constant_parameters_are_not_modelled() -> None:
+    space = build_space({"a": Interval(1, 8), "fixed": Categorical("only"), "c": Interval(0, 3)})
+    encoding = Encoding.of(space)
+    assert [b.name for b in encoding.blocks] == ["a", "c"]
+    assert encoding.dimension == 2

@@ -1,0 +1,27 @@
+"""The main job in miniature: ``pytest --autotune`` on an example kernel writes autotune.json on this
+OpenCL device, and a following plain ``pytest`` passes using it."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pyopencl")
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "example_kernels"
+
+
+def test_tune_then_check_the_saxpy_example(pytester: pytest.Pytester) -> None:
+    for name in ("test_saxpy.py", "saxpy.cl"):
+        shutil.copy(EXAMPLES / name, pytester.path / name)
+    tuned = pytester.runpytest_subprocess("--autotune", "--autotune-budget=4", "--autotune-strategy=random")
+    tuned.assert_outcomes(passed=1)
+    store = json.loads((pytester.path / "autotune.json").read_text())
+    (device,) = store["devices"].values()
+    entry = device["tests"]["test_saxpy.py::test_saxpy"]
+    assert set(entry["config"]) == {"WPT", "LS", "VW", "STRIDED"}
+    assert sum(entry["tuning"]["counts"].values()) == 4
+    checked = pytester.runpytest_subprocess()
+    checked.assert_outcomes(passed=1)
+    checked.stdout.fnmatch_lines(["*mode check*", "*checked 1*"])

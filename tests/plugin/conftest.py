@@ -1,0 +1,121 @@
+"""Helpers for the plugin's pytester tests: a project with a deterministic fake timer.
+
+The fake timer (an ``autotune_timer`` fixture override in the project's conftest) returns
+``1e-4 * (1 + sum((v - 3)**2))`` seconds over the configuration's integer values, so the best
+configuration sets every integer parameter to 3. ``AUTOTUNE_SLOW`` (``"name=factor,..."``) multiplies
+the time of tests whose node id contains ``name``: an injected slowdown without touching the code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+# Import what in-process pytester runs would otherwise import (and assertion-rewrite) afresh each
+# time: pytester drops modules first imported inside a run, and re-importing them (hypothesis's
+# plugin loads hypothesis in its terminal summary) would dominate every run.
+import hypothesis
+import pytest
+
+import pytest_autotune.execution
+import pytest_autotune.strategies.exhaustive
+import pytest_autotune.strategies.random_search
+import pytest_autotune.tuner  # noqa: F401
+
+del hypothesis
+
+FAKE_TIMER_CONFTEST = """
+import os
+
+import pytest
+
+
+def cost(config):
+    return 1e-4 * (1 + sum((v - 3) ** 2 for v in config.values() if type(v) is int))
+
+
+def slowdown(nodeid):
+    factor = 1.0
+    for item in filter(None, os.environ.get("AUTOTUNE_SLOW", "").split(",")):
+        name, _, value = item.partition("=")
+        if name in nodeid:
+            factor *= float(value)
+    return factor
+
+
+class FakeTimer:
+    def __call__(self, fn, autotune):
+        result = fn()
+        return result, cost(autotune.config) * slowdown(autotune.nodeid)
+
+
+@pytest.fixture
+def autotune_timer():
+    return FakeTimer()
+"""
+
+#: Two tunable tests (15 and 18 configurations); under the fake timer the optimum A=3, B=3 takes
+#: 100us and the default A=1, B=1 takes 900us.
+TWO_TESTS = """
+from pytest_autotune import Interval, Set, constraint, tunable
+
+
+@tunable(A=Interval(1, 6, default=1), B=Set(1, 2, 3, default=1), strategy="exhaustive")
+@constraint(lambda A, B: A + B <= 7)
+def test_a(autotune):
+    autotune.measure(lambda: None)
+
+
+@tunable(A=Interval(1, 6, default=1), B=Set(1, 2, 3, default=1), strategy="exhaustive")
+def test_b(autotune):
+    autotune.measure(lambda: None)
+"""
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """A pytester project with the fake timer; the environment holds no autotune settings.
+
+    Trials run in the pytest process (``PYTEST_AUTOTUNE_ISOLATE=none``): these tests are about the
+    plugin's logic, and a trial worker would add a second or two per tuned test. Isolated trials
+    (the default on POSIX) are tested in ``tests/faults/``.
+    """
+    for name in list(os.environ):
+        if name.startswith("PYTEST_AUTOTUNE") or name in ("AUTOTUNE_SLOW", "PYOPENCL_CTX"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("PYTEST_AUTOTUNE_ISOLATE", "none")
+    pytester.makeconftest(FAKE_TIMER_CONFTEST)
+    return pytester
+
+
+@pytest.fixture
+def two_tests() -> str:
+    """Source of a test module with two tunable tests (see :data:`TWO_TESTS`)."""
+    return TWO_TESTS
+
+
+@pytest.fixture
+def store_data(pytester: pytest.Pytester) -> Callable[[], dict[str, Any]]:
+    """Reads the project's autotune.json."""
+
+    def read() -> dict[str, Any]:
+        data: dict[str, Any] = json.loads((Path(pytester.path) / "autotune.json").read_text())
+        return data
+
+    return read
+
+
+@pytest.fixture
+def stored_entries(store_data: Callable[[], dict[str, Any]]) -> Callable[[], dict[str, dict[str, Any]]]:
+    """Reads every entry of the store by node id (the tests run on the host device only)."""
+
+    def read() -> dict[str, dict[str, Any]]:
+        devices = store_data()["devices"]
+        assert len(devices) == 1, devices
+        tests: dict[str, dict[str, Any]] = next(iter(devices.values()))["tests"]
+        return tests
+
+    return read
