@@ -29,10 +29,16 @@ from pytest_autotune.space.vectorize import Atom, UndefinedValues
 
 __all__ = ["MAX_LEVEL_NODES", "build_tree"]
 
-#: Combinations per vectorised evaluation block (bounds temporary memory: ~1 MiB per int32 array).
-GRID_BLOCK = 2**18
+#: Combinations per vectorised evaluation block. It bounds the temporary memory (64 KiB per int32
+#: array, below glibc's 128 KiB mmap threshold, so blocks reuse the same heap space) so that building
+#: SAXPY 2**24 (25 x 2**24 cells) grows the resident set less than pyATF's lazy Python loop does,
+#: while the per-block overhead stays a modest part of the build time (2**13 nearly doubles SAXPY's
+#: build time; 2**18 costs ~2 MB more; see benchmarks/space_bench.py).
+GRID_BLOCK = 2**14
+#: Grids up to this many cells are always evaluated (cheap whatever the candidates).
+CHEAP_GRID = 2**18
 #: Candidate (prefix, value) pairs expanded at once.
-EXPAND_BLOCK = 2**18
+EXPAND_BLOCK = 2**16
 #: Grids up to this many cells are kept as dense boolean tables for lookups.
 DENSE_TABLE = 2**24
 #: Most nodes one level of a tree may hold.
@@ -106,8 +112,9 @@ def _grid_keys(projection: _Projection, domain: Domain, *, strict: bool) -> NDAr
             inputs[domain.name] = level_values
             mask = np.ascontiguousarray(projection.atom.evaluate(inputs, strict=strict))
             flat = np.flatnonzero(mask)
-            r, c = np.divmod(flat, c1 - c0)
-            found.append((r + r0) * width + (c + c0))
+            if len(flat):  # many blocks find nothing: keep no empty arrays around
+                r, c = np.divmod(flat, c1 - c0)
+                found.append((r + r0) * width + (c + c0))
     keys = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
     if col_block < width:
         keys.sort()
@@ -186,7 +193,7 @@ def _join(
     candidates: dict[int, int] = {}  # projection index -> candidates it would generate
     for i, projection in enumerate(projections):
         best = min(candidates.values(), default=None)
-        if best is not None and projection.count * width > max(best, GRID_BLOCK):
+        if best is not None and projection.count * width > max(best, CHEAP_GRID):
             continue
         try:
             keys = _grid_keys(projection, domain, strict=True)

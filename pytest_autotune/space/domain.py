@@ -25,8 +25,8 @@ MAX_ENUMERATED_DOMAIN = 2**32
 MAX_PERMUTATION_ITEMS = 9
 #: Most values a filtered domain may keep (its positions are materialised).
 MAX_KEPT_VALUES = 2**27
-#: Values per chunk when filtering a domain (bounds the temporary memory).
-FILTER_CHUNK = 2**15
+#: Values per chunk when filtering a domain (bounds the temporary memory: 32 KiB per int64 array).
+FILTER_CHUNK = 2**12
 
 
 class Domain:
@@ -105,7 +105,8 @@ def filter_domain(name: str, param: Param, atoms: Sequence[Atom]) -> Domain:
         if all_passed:
             all_passed = False
             kept.append(np.arange(0, start, dtype=np.int64))
-        kept.append(positions)
+        if len(positions):  # most chunks of a sparse filter keep nothing: hold no empty arrays
+            kept.append(positions)
     if total == 0:
         labels = sorted({a.label for a in atoms})
         raise EmptySpaceError(

@@ -72,8 +72,10 @@ def _int64_array(values: Sequence[Any]) -> NDArray[np.int64] | None:
         array: NDArray[np.int64] = np.frombuffer(pyarray.array("q", values), dtype=np.int64)
     except (TypeError, OverflowError):
         return None
-    for i in np.flatnonzero((array == 0) | (array == 1)).tolist():
-        if isinstance(values[i], (bool, np.bool_)):
+    suspects = np.flatnonzero((array == 0) | (array == 1)).tolist()
+    if suspects:  # the types of just those values, collected in C (values of 1 are common)
+        kinds = set(map(type, map(values.__getitem__, suspects)))
+        if any(issubclass(kind, (bool, np.bool_)) for kind in kinds):
             return None
     return array
 

@@ -2,7 +2,8 @@
 
 ``inspect.getsource`` returns whole lines, so for ``x=Interval(1, 8, where=lambda x: ...)`` it cannot
 say which text is the constraint, and several lambdas may share a line. This module parses the
-defining module once (cached per file) and picks the ``ast.Lambda`` (or ``def``) whose line, argument
+statement that defines a lambda (or, for a ``def`` or a statement that does not parse alone, the
+defining module), caches it, and picks the ``ast.Lambda`` (or ``def``) whose line, argument
 names and, when that is still ambiguous, instruction positions match the function's code object.
 The standard library has no function for this, hence the hand-written locator.
 
@@ -17,6 +18,7 @@ import ast
 import builtins
 import inspect
 import linecache
+import tokenize
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -49,27 +51,48 @@ class CallableSource:
 
 @dataclass
 class _ParsedModule:
+    """A parsed part of a file (line numbers and offsets as in the file) and its callables by line."""
+
     lines: list[str]
-    source: str
-    tree: ast.Module
     by_line: dict[int, list[ast.AST]]
 
 
-_PARSED: dict[str, _ParsedModule] = {}
+#: Parsed lines, statements or files, keyed by (file name, first line, last line); (0, 0): the file.
+_PARSED: dict[tuple[str, int, int], _ParsedModule] = {}
+#: Statement span found for a (file name, line): the file's lines it was found in, and the span.
+_SPANS: dict[tuple[str, int], tuple[list[str], tuple[int, int] | None]] = {}
 
 
-def _parsed_module(filename: str) -> _ParsedModule | None:
-    lines = linecache.getlines(filename)
-    if not lines:
-        return None
-    cached = _PARSED.get(filename)
-    if cached is not None and cached.lines is lines:
-        return cached
-    source = "".join(lines)
+def _logical_line(lines: list[str], line: int) -> tuple[int, int] | None:
+    """First and last physical line of the logical line (statement) holding ``line``, or None.
+
+    ``tokenize`` streams tokens, so nothing but the current token is held in memory.
+    """
+    rows = iter(lines)
+    start = 0
     try:
-        tree = ast.parse(source, filename)
-    except (SyntaxError, ValueError):
+        for token in tokenize.generate_tokens(lambda: next(rows, "")):
+            if token.type in _LAYOUT_TOKENS:
+                continue
+            if start == 0:
+                start = token.start[0]
+            if token.type == tokenize.NEWLINE:
+                if start <= line <= token.end[0]:
+                    return start, token.end[0]
+                if start > line:
+                    return None
+                start = 0
+    except (tokenize.TokenError, SyntaxError):
         return None
+    return None
+
+
+_LAYOUT_TOKENS = frozenset(
+    {tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING}
+)
+
+
+def _index(lines: list[str], tree: ast.AST) -> _ParsedModule:
     by_line: dict[int, list[ast.AST]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Lambda):
@@ -78,9 +101,77 @@ def _parsed_module(filename: str) -> _ParsedModule | None:
             by_line.setdefault(node.lineno, []).append(node)
             for decorator in node.decorator_list:
                 by_line.setdefault(decorator.lineno, []).append(node)
-    parsed = _ParsedModule(lines, source, tree, by_line)
-    _PARSED[filename] = parsed
+    return _ParsedModule(lines, by_line)
+
+
+def _parse_lines(filename: str, lines: list[str], first: int, last: int) -> _ParsedModule | None:
+    """Lines ``first .. last`` of the file parsed alone, with the file's line numbers and offsets
+    (None when they do not parse alone)."""
+    cached = _PARSED.get((filename, first, last))
+    if cached is not None and cached.lines is lines:
+        return cached
+    chunk = lines[first - 1 : last]
+    if first > 1 and chunk[0][:1] in (" ", "\t"):  # indented: a block header keeps the offsets
+        source = "\n" * (first - 2) + "if 1:\n" + "".join(chunk)
+    else:
+        source = "\n" * (first - 1) + "".join(chunk)
+    try:
+        tree = ast.parse(source, filename)
+    except (SyntaxError, ValueError):
+        return None
+    parsed = _index(lines, tree)
+    _PARSED[(filename, first, last)] = parsed
     return parsed
+
+
+def _parse_statement(filename: str, lines: list[str], line: int) -> _ParsedModule | None:
+    """Only the statement holding ``line`` parsed (None when it does not parse alone: a compound
+    statement's header, a decorator)."""
+    known = _SPANS.get((filename, line))
+    if known is not None and known[0] is lines:
+        span = known[1]
+    else:
+        span = _logical_line(lines, line)
+        _SPANS[(filename, line)] = (lines, span)
+    return None if span is None else _parse_lines(filename, lines, *span)
+
+
+def _parse_file(filename: str, lines: list[str]) -> _ParsedModule | None:
+    cached = _PARSED.get((filename, 0, 0))
+    if cached is not None and cached.lines is lines:
+        return cached
+    try:
+        tree = ast.parse("".join(lines), filename)
+    except (SyntaxError, ValueError):
+        return None
+    parsed = _index(lines, tree)
+    _PARSED[(filename, 0, 0)] = parsed
+    return parsed
+
+
+def _parsings(filename: str, line: int, is_lambda: bool) -> Iterator[tuple[_ParsedModule, bool]]:
+    """Parsed source around ``line``, smallest first, each with whether a single candidate must
+    still be checked against the code's positions.
+
+    A lambda never spans statements, so for a lambda this first tries its line alone (a fragment
+    such as ``f(lambda x: x > 1),`` parses; a lambda continuing on the next line is then caught by
+    the position check), then its statement (``tokenize`` finds it), and only then the whole file
+    (a ``def`` needs its whole block). Parsing a line instead of a whole test module keeps the
+    syntax tree, and the build's time and memory, small.
+    """
+    lines = linecache.getlines(filename)
+    if not lines:
+        return
+    if is_lambda:
+        single = _parse_lines(filename, lines, line, line)
+        if single is not None:
+            yield single, True
+        statement = _parse_statement(filename, lines, line)
+        if statement is not None:
+            yield statement, False
+    whole = _parse_file(filename, lines)
+    if whole is not None:
+        yield whole, False
 
 
 def _arg_names(args: ast.arguments) -> tuple[str, ...]:
@@ -93,9 +184,12 @@ def _code_arg_names(code: Any) -> tuple[str, ...]:
 
 
 def _positions(code: Any) -> Iterator[tuple[int, int]]:
-    for line, _end_line, col, end_col in code.co_positions():
+    """Start and end (line, column) of the source span of every instruction of ``code``."""
+    for line, end_line, col, end_col in code.co_positions():
         if line is not None and col is not None and (col, end_col) != (0, 0):
             yield line, col
+            if end_line is not None and end_col is not None:
+                yield end_line, end_col
 
 
 def _contains(node: ast.AST, line: int, col: int) -> bool:
@@ -104,11 +198,14 @@ def _contains(node: ast.AST, line: int, col: int) -> bool:
     return start <= (line, col) <= end
 
 
-def _pick(candidates: Sequence[ast.AST], code: Any) -> ast.AST | None:
-    if len(candidates) == 1:
+def _pick(candidates: Sequence[ast.AST], code: Any, *, check_positions: bool) -> ast.AST | None:
+    if not candidates:
+        return None
+    if len(candidates) == 1 and not check_positions:
         return candidates[0]
-    # Several lambdas with the same arguments on one line: the one whose span holds the
-    # instructions of the code object (innermost first: a lambda inside a lambda).
+    # Several lambdas with the same arguments on one line (or a lambda parsed from a fragment):
+    # the one whose span holds the instructions of the code object (innermost first: a lambda
+    # inside a lambda).
     positions = list(_positions(code))
     holding = [n for n in candidates if positions and all(_contains(n, *p) for p in positions)]
     if not holding:
@@ -133,24 +230,22 @@ def locate(fn: Callable[..., Any]) -> CallableSource | None:
     code = getattr(fn, "__code__", None)
     if code is None:
         return None
-    parsed = _parsed_module(code.co_filename)
-    if parsed is None:
-        return None
-    args = _code_arg_names(code)
     is_lambda = code.co_name == "<lambda>"
-    candidates: list[ast.AST] = []
-    for node in parsed.by_line.get(code.co_firstlineno, []):
-        if (is_lambda and isinstance(node, ast.Lambda) and _arg_names(node.args) == args) or (
-            not is_lambda
-            and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and node.name == code.co_name
-            and _arg_names(node.args) == args
-        ):
-            candidates.append(node)
-    if not candidates:
-        return None
-    picked = _pick(candidates, code)
-    if picked is None:
+    args = _code_arg_names(code)
+    for parsed, check_positions in _parsings(code.co_filename, code.co_firstlineno, is_lambda):
+        candidates: list[ast.AST] = []
+        for node in parsed.by_line.get(code.co_firstlineno, []):
+            if (is_lambda and isinstance(node, ast.Lambda) and _arg_names(node.args) == args) or (
+                not is_lambda
+                and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and node.name == code.co_name
+                and _arg_names(node.args) == args
+            ):
+                candidates.append(node)
+        picked = _pick(candidates, code, check_positions=check_positions)
+        if picked is not None:
+            break
+    else:
         return None
     text = _segment(parsed.lines, picked)
     if isinstance(picked, ast.Lambda):
