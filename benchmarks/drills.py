@@ -335,7 +335,8 @@ def _check_interrupted_state(project: Path, reference: Reference, result: DrillR
 
 def _resume_and_compare(project: Path, reference: Reference, result: DrillResult) -> None:
     """Resume with ``pytest --autotune=missing``; compare with the reference (module docstring)."""
-    before = journal_trials(project, done=False)
+    # a kill after the search finished leaves the journal marked done (and maybe the entry written)
+    before = journal_trials(project, done=False) or journal_trials(project, done=True)
     kept_first = result.first_entry_kept
     read_calls(project, "first")
     read_calls(project, "second")
@@ -371,7 +372,7 @@ def resume_drill(path: Path, reference: Reference, sig: signal.Signals, pause_at
     project = make_drill_project(path, reference.strategy)
     started = time.perf_counter()
     process = _start_tuning(project, DRILL_TEST="second", DRILL_PAUSE_AT=str(pause_at))
-    _wait_for_pause(project, process, within=240)
+    _wait_for_pause(project, process, within=900)
     _interrupt(project, process, sig, result)
     if sig == signal.SIGINT and result.exit_code != 2:
         result.problems.append(f"SIGINT: exit status {result.exit_code}, expected 2 (interrupted)")
@@ -387,14 +388,36 @@ def resume_drill(path: Path, reference: Reference, sig: signal.Signals, pause_at
     return result
 
 
-def chaos_drill(path: Path, reference: Reference, delay: float) -> DrillResult:
-    """SIGKILL pytest ``delay`` seconds into tuning (any moment: a trial, a journal or store write,
-    a worker start, the finalists), resume and compare."""
-    result = DrillResult(reference.strategy, "SIGKILL", f"at {delay:.2f} s")
+def _journaled_count(project: Path) -> int:
+    """Trials of ``test_second`` journaled so far (0 while a line is half written)."""
+    try:
+        return max(len(journal_trials(project, done=False)), len(journal_trials(project, done=True)))
+    except (json.JSONDecodeError, KeyError, OSError):
+        return 0
+
+
+def chaos_drill(path: Path, reference: Reference, after_trials: int, fraction: float) -> DrillResult:
+    """SIGKILL pytest at a random moment of ``test_second``'s tuning, resume and compare.
+
+    The moment is paced by the drilled run itself, so the machine's load cannot move it past the
+    end of tuning: once ``after_trials`` trials are journaled, wait ``fraction`` of the mean time
+    per trial seen so far. It lands anywhere: in a trial, a journal or store write, a worker
+    (re)start, or (after the last trial) the finalists.
+    """
+    result = DrillResult(reference.strategy, "SIGKILL", f"trial {after_trials} + {fraction:.2f}")
     project = make_drill_project(path, reference.strategy)
     started = time.perf_counter()
     process = _start_tuning(project)
-    time.sleep(delay)
+    first_seen: float | None = None
+    deadline = time.monotonic() + 300
+    while (count := _journaled_count(project)) < after_trials and process.poll() is None:
+        if count >= 1 and first_seen is None:
+            first_seen = time.monotonic()
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.01)
+    if first_seen is not None and after_trials > 1:
+        time.sleep(fraction * (time.monotonic() - first_seen) / (after_trials - 1))
     if process.poll() is not None:
         process.communicate()
         result.moment += " (after the run ended: nothing to drill)"

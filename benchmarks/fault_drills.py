@@ -52,8 +52,8 @@ def resume_drills(base: Path, strategies: Sequence[str], pauses: int, chaos: int
                     drills.resume_drill(base / f"{strategy}-{sig.name}-{pause_at}", reference, sig, pause_at)
                 )
         for index in range(chaos):
-            delay = rng.uniform(0.25, 0.9) * reference.seconds
-            results.append(drills.chaos_drill(base / f"{strategy}-chaos-{index}", reference, delay))
+            after, fraction = rng.randint(2, len(reference.trials)), rng.random()
+            results.append(drills.chaos_drill(base / f"{strategy}-chaos-{index}", reference, after, fraction))
         for r in results:
             drilled = "nothing to drill" not in r.moment
             ok &= r.passed

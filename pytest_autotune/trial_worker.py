@@ -21,6 +21,18 @@ directories are private and removed when it stops.
 ``pytest.skip``/``xfail``/``fail``/``exit``, ``KeyboardInterrupt`` and ``SystemExit`` raised by the
 body in the worker end the serving loop and are raised again in the parent, so they end tuning as
 they would in-process.
+
+When it is on: ``--autotune-isolate=auto`` (the default) isolates tuning trials on POSIX systems
+and runs them in the pytest process elsewhere; ``process`` and ``none`` force either way. Only
+tuning trials and the finalists' re-measurements are isolated: normal runs, baseline refreshes and
+the final call of a tuned test (the winner, run as the real test) run in the pytest process,
+because the real test must run where pytest reports it, and its configuration has already run
+without crashing. What it costs (``benchmarks/plugin_bench.py``, fake
+timer, so the numbers are the plugin's own; measured on 2 shared CPUs at load average 9-11): about
+1 ms per trial over an in-process trial (a request and a reply through a pipe), and one worker
+start of about 2 s per tuned test (a fresh pytest collecting the test file and creating its
+fixtures), paid again after each crash or timeout. For kernels whose trials take milliseconds or
+more and budgets of tens of trials this is a few percent of a tuning run.
 """
 
 from __future__ import annotations

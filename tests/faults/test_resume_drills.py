@@ -36,3 +36,19 @@ def test_interrupted_tuning_resumes_to_the_uninterrupted_result(
     assert result.store_valid_after_kill
     assert result.first_entry_kept
     assert result.worker_gone
+
+
+def test_a_sigkill_at_an_arbitrary_moment_resumes_to_the_uninterrupted_result(
+    drills: ModuleType, tmp_path: Path
+) -> None:
+    # not at a pause point: half-way through the sixth trial, wherever the process happens to be
+    reference = drills.reference_run(tmp_path / "reference", "random")
+    result = drills.chaos_drill(tmp_path / "drill", reference, after_trials=5, fraction=0.5)
+    assert "nothing to drill" not in result.moment
+    assert result.problems == []
+    assert result.journaled_before >= 5
+    assert result.repeated == 0
+    assert result.same_trials
+    assert result.same_winner
+    assert result.store_valid_after_kill
+    assert result.worker_gone

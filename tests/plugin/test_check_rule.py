@@ -1,0 +1,99 @@
+"""The regression check in a real run: disturbed measurements are measured again, baselines too.
+
+A timer slows the first ``AUTOTUNE_DISTURBED`` timed calls of each test (one measurement is
+``MEASURE_REPEAT`` timed calls), as interference from other processes would, and leaves the rest
+at the fake cost. The check must judge the least disturbed of up to three measurements and a
+refreshed baseline must be the least disturbed of its measurements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from pytest_autotune.check_mode import BASELINE_RUNS, CONFIRMATIONS
+from pytest_autotune.fixture import MEASURE_REPEAT
+
+Entries = Callable[[], dict[str, dict[str, Any]]]
+
+DISTURBED_TIMER_CONFTEST = """
+import os
+
+import pytest
+
+
+class DisturbedTimer:
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, fn, autotune):
+        result = fn()
+        self.calls += 1
+        disturbed = self.calls <= int(os.environ.get("AUTOTUNE_DISTURBED", "0"))
+        slow = float(os.environ.get("AUTOTUNE_SLOW", "1"))
+        return result, 1e-4 * slow * (1.5 if disturbed else 1.0)
+
+
+@pytest.fixture
+def autotune_timer():
+    return DisturbedTimer()
+"""
+
+ONE_TEST = """
+from pytest_autotune import Set, tunable
+
+
+@tunable(A=Set(1, 2, default=1), strategy="exhaustive")
+def test_k(autotune):
+    autotune.measure(lambda: None)
+"""
+
+
+@pytest.fixture
+def tuned(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """A project whose one test is tuned (baseline 100us) under the disturbed timer."""
+    project.makeconftest(DISTURBED_TIMER_CONFTEST)
+    project.makepyfile(test_k=ONE_TEST)
+    project.runpytest("--autotune").assert_outcomes(passed=1)
+    return project
+
+
+@pytest.mark.parametrize("disturbed_measurements", range(CONFIRMATIONS + 1))
+def test_disturbed_measurements_are_measured_again_and_pass(
+    tuned: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, disturbed_measurements: int
+) -> None:
+    monkeypatch.setenv("AUTOTUNE_DISTURBED", str(disturbed_measurements * MEASURE_REPEAT))
+    result = tuned.runpytest()
+    result.assert_outcomes(passed=1)
+    assert "performance regression" not in result.stdout.str()
+
+
+def test_a_slowdown_seen_by_every_measurement_fails(
+    tuned: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AUTOTUNE_DISTURBED", str((CONFIRMATIONS + 1) * MEASURE_REPEAT))
+    result = tuned.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [f"*median 150us vs baseline 100us (+50.0%)*the least disturbed of {CONFIRMATIONS + 1} measurements*"]
+    )
+
+
+def test_a_real_slowdown_fails_even_when_later_measurements_are_clean(
+    tuned: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AUTOTUNE_SLOW", "1.2")
+    monkeypatch.setenv("AUTOTUNE_DISTURBED", str(MEASURE_REPEAT))
+    result = tuned.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*median 120us vs baseline 100us (+20.0%)*"])
+
+
+def test_a_refreshed_baseline_is_the_least_disturbed_measurement(
+    tuned: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, stored_entries: Entries
+) -> None:
+    monkeypatch.setenv("AUTOTUNE_DISTURBED", str((BASELINE_RUNS - 1) * MEASURE_REPEAT))
+    tuned.runpytest("--autotune-update-baseline").assert_outcomes(passed=1)
+    assert stored_entries()["test_k.py::test_k"]["baseline"]["median"] == pytest.approx(1e-4)
