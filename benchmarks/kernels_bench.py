@@ -13,10 +13,16 @@ the speedup of the tuned configuration over the default, and the wall time of tu
 Tuning replays the exhaustive measurements in ``benchmarks/data/kernels_<name>.json`` (Kernel Tuner
 cache format; fill them with ``benchmarks/kernels_measure.py``): each evaluation returns the recorded
 outcome of the configuration, so every strategy and seed sees the same landscape. A configuration's
-time is the minimum of its timed runs by default (``--statistic median`` for the median): the
-machine is shared, and the fastest run is the one least disturbed by other processes. The 60
-fastest configurations of each kernel (and its default) are re-measured in 6 interleaved rounds
-(``kernels_measure.py --refine 60``), so the optimum rests on dozens of runs, not five. The wall time
+time is by default the median over its trials of each trial's fastest run (see
+:func:`with_statistic`; ``--statistic min|median`` over all runs instead): the machine is shared,
+and the fastest run is the one least disturbed by other processes. The configurations are measured
+in random order (a burst of load then slows scattered configurations, not a region of the space),
+and the 30 fastest of each kernel (and its default) are measured twice more in interleaved rounds
+(``kernels_measure.py --refine 30 --rounds 2``), so that the optimum rests on three trials, not a
+lucky one. Two columns say how hard the target is: ``near`` counts the configurations within 0.95 of
+the best (1 or 2: the target means finding that needle), ``noise`` is the median relative range of
+the re-measured configurations' trial minima (when it exceeds 5%, configurations within 0.95 of the
+best cannot be told apart from it by one measurement). The wall time
 of tuning is simulated as what the evaluated trials took when measured (builds, runs, checks) plus
 the strategy's own time per suggestion. ``--live`` tunes on the device instead (real wall time) and
 scores the configuration it picks by its recorded time.
@@ -65,6 +71,14 @@ class CaseData:
     entries: dict[str, Any]
     names: tuple[str, ...]
     default_ms: float | None
+    load: float | None
+    noise: float | None
+
+    @property
+    def near_optimum(self) -> int:
+        """Configurations within the target of the optimum (time <= best / 0.95): how many needles."""
+        values = self.replay.values
+        return int((values <= self.replay.optimum / FRACTION_TARGET).sum())
 
     def trial_seconds(self, config: dict[str, Any]) -> float:
         """What measuring ``config`` took when the cache was filled (build + runs + check)."""
@@ -72,16 +86,43 @@ class CaseData:
         return (float(entry.get("compile_time", 0.0)) + float(entry.get("benchmark_time", 0.0))) / 1e3
 
 
-def with_statistic(entries: dict[str, Any], statistic: str) -> dict[str, Any]:
-    """The cache entries with ``time`` recomputed from the timed runs (``min`` or ``median``)."""
-    pick = min if statistic == "min" else statistics.median
+def trial_minima(times: Sequence[float], repeat: int) -> list[float]:
+    """The fastest run of each trial (``times`` holds the trials' ``repeat`` runs one after another)."""
+    return [min(times[i : i + repeat]) for i in range(0, len(times), repeat)]
+
+
+def with_statistic(entries: dict[str, Any], statistic: str, repeat: int) -> dict[str, Any]:
+    """The cache entries with ``time`` recomputed from the timed runs.
+
+    ``trials`` (the default): the median over the configuration's trials of each trial's fastest
+    run. The fastest run of a trial is the one least disturbed by other processes; the median over
+    trials keeps one lucky trial from making a needle, and unlike the minimum over all runs it does
+    not fall as re-measured configurations collect more runs than the rest. ``min`` and ``median``
+    are over all runs.
+    """
     out: dict[str, Any] = {}
     for key, entry in entries.items():
         times = entry.get("times")
         if isinstance(entry.get("time"), (int, float)) and times:
-            entry = {**entry, "time": float(pick(times))}
+            if statistic == "trials":
+                value = statistics.median(trial_minima(times, repeat))
+            else:
+                value = min(times) if statistic == "min" else statistics.median(times)
+            entry = {**entry, "time": float(value)}
         out[key] = entry
     return out
+
+
+def trial_spread(entries: dict[str, Any], repeat: int) -> float | None:
+    """Measurement noise: median over the re-measured configurations of the relative range of their
+    trials' fastest runs ((slowest - fastest) / fastest). None when nothing was re-measured."""
+    spreads = []
+    for entry in entries.values():
+        times = entry.get("times") or []
+        if entry.get("label") == "ok" and len(times) >= 2 * repeat:
+            minima = trial_minima(times, repeat)
+            spreads.append(max(minima) / min(minima) - 1.0)
+    return statistics.median(spreads) if spreads else None
 
 
 def load_case(case: KernelCase, statistic: str) -> CaseData | str:
@@ -90,7 +131,7 @@ def load_case(case: KernelCase, statistic: str) -> CaseData | str:
         return f"no measurements: run python benchmarks/kernels_measure.py {case.name}"
     data = json.loads(case.cache_path.read_text())
     names = tuple(data["tune_params_keys"])
-    entries = with_statistic(data["cache"], statistic)
+    entries = with_statistic(data["cache"], statistic, case.repeat)
     full = case.full_space()
     space = case.measured_space()
     try:
@@ -100,6 +141,7 @@ def load_case(case: KernelCase, statistic: str) -> CaseData | str:
     default = full.default_config()
     default_entry = entries.get(",".join(str(default[n]) for n in names))
     default_ms = default_entry.get("time") if default_entry else None
+    loads = [float(e["loadavg"]) for e in entries.values() if isinstance(e.get("loadavg"), (int, float))]
     return CaseData(
         case,
         full.size,
@@ -107,6 +149,8 @@ def load_case(case: KernelCase, statistic: str) -> CaseData | str:
         entries,
         names,
         float(default_ms) if isinstance(default_ms, (int, float)) else None,
+        statistics.median(loads) if loads else None,
+        trial_spread(data["cache"], case.repeat),
     )
 
 
@@ -140,6 +184,14 @@ def _fmt_ms(value: float | None) -> str:
     return "-" if value is None or value == float("inf") else f"{value:.3g}"
 
 
+def _fmt_percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.0f}%"
+
+
+def _fmt_load(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
 def summarise(data: CaseData, runs: Sequence[Run]) -> dict[str, Any]:
     """Mean and minimum fraction of the optimum, speedup over default, wall time."""
     optimum = data.replay.optimum
@@ -158,7 +210,8 @@ def summarise(data: CaseData, runs: Sequence[Run]) -> dict[str, Any]:
 def print_table(rows: list[dict[str, Any]], strategies: Sequence[str], budget: int) -> None:
     """The benchmark table (one line per kernel and strategy)."""
     header = (
-        f"{'kernel':<10} {'space':>7} {'measured':>8} {'fail':>5} {'default ms':>10} {'best ms':>8} "
+        f"{'kernel':<10} {'space':>7} {'measured':>8} {'fail':>5} {'near':>4} {'noise':>5} {'load':>4} "
+        f"{'default ms':>10} {'best ms':>8} "
         f"{'strategy':<9} {'frac@' + str(budget) + ' mean':>14} {'min':>5} {'tuned ms':>8} "
         f"{'speedup':>8} {'tuning s':>9} {'of which strategy s':>19}"
     )
@@ -172,9 +225,10 @@ def print_table(rows: list[dict[str, Any]], strategies: Sequence[str], budget: i
             s = row["strategies"][strategy]
             lead = (
                 f"{row['kernel']:<10} {row['space']:>7} {row['measured']:>8} {row['failing']:>5} "
+                f"{row['near']:>4} {_fmt_percent(row['noise']):>5} {_fmt_load(row['load']):>4} "
                 f"{_fmt_ms(row['default_ms']):>10} {_fmt_ms(row['best_ms']):>8} "
                 if i == 0
-                else " " * 54
+                else " " * 70
             )
             speedup = "-" if s["speedup"] is None else f"{s['speedup']:.1f}x"
             print(
@@ -210,9 +264,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--statistic",
-        choices=("min", "median"),
-        default="min",
-        help="time of a configuration from its timed runs (min: least disturbed by other processes)",
+        choices=("trials", "min", "median"),
+        default="trials",
+        help="time of a configuration: median over its trials of their fastest run (default), or the "
+        "min or median of all its runs",
     )
     parser.add_argument("--json", type=Path, default=None, help="also write the rows as JSON here")
     args = parser.parse_args(argv)
@@ -235,6 +290,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "space": data.full_size,
             "measured": data.replay.space.size,
             "failing": data.replay.space.size - data.replay.failure_counts["ok"],
+            "near": data.near_optimum,
+            "load": data.load,
+            "noise": data.noise,
             "default_ms": data.default_ms,
             "best_ms": data.replay.optimum,
             "best_config": data.replay.optimum_config,
@@ -247,13 +305,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             row["strategies"][strategy] = summarise(data, runs)
         rows.append(row)
     mode = "live on the device" if args.live else "replay of the exhaustive measurements"
-    mode += f", time of a configuration = {args.statistic} of its timed runs"
+    mode += ", time of a configuration = " + (
+        "median over its trials of their fastest run"
+        if args.statistic == "trials"
+        else f"{args.statistic} of its timed runs"
+    )
     load = os.getloadavg()
     print(
         f"\nExample kernels: {args.seeds} seed(s) x {args.budget} evaluations, {mode}; "
         f"load average {load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f} on {os.cpu_count()} CPUs\n"
     )
     print_table(rows, strategies, args.budget)
+    print(
+        "\nspace: declared (constrained) configurations; measured: the sub-space measured exhaustively; "
+        "fail: its failing configurations;\nnear: its configurations within "
+        f"{FRACTION_TARGET} of the best (what a strategy must hit); noise: median relative range of the "
+        "re-measured configurations' trial minima;\nload: median 1-minute load average while measuring "
+        f"({os.cpu_count()} CPUs)."
+    )
     print("\nSub-spaces measured exhaustively:")
     for row in rows:
         if "error" not in row:

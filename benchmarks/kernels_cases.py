@@ -33,7 +33,7 @@ class KernelCase:
     name: str
     subspace: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
     note: str = "full space"
-    repeat: int = 5  # timed runs per configuration when measuring
+    repeat: int = 7  # timed runs per configuration when measuring
 
     @property
     def path(self) -> Path:

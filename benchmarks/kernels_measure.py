@@ -4,13 +4,15 @@
     python benchmarks/kernels_measure.py gemm --refine 30 [--rounds 6]
 
 Resumable: configurations already in ``benchmarks/data/kernels_<name>.json`` are skipped, and the
-file is rewritten (atomically) every few measurements. Each configuration runs in a worker process
+file is rewritten (atomically) every few measurements. The rest are measured in a random (seeded)
+order. Each configuration runs in a worker process
 through :class:`pytest_autotune.opencl_harness.KernelTestObjective`, i.e. exactly as a tuning
-trial of the plugin (1 warm-up call, 5 timed calls (15 for saxpy), the test's correctness check).
+trial of the plugin (1 warm-up call, 7 timed calls (15 for saxpy), the test's correctness check).
 A worker that crashes (PoCL aborts on some LLVM errors) or exceeds ``--timeout`` seconds on one
 configuration is replaced, and that configuration is recorded as ``RuntimeFailedConfig``.
 
-Cache entries follow Kernel Tuner: ``time`` in ms (the median of the timed calls) or a failure
+Cache entries follow Kernel Tuner: ``time`` in ms (the median of the timed calls;
+the benchmark recomputes it, by default as the minimum) or a failure
 marker, ``times`` in ms, ``compile_time`` (program builds, ms), ``benchmark_time`` (the rest of the
 trial: inputs, runs, check, ms); plus ``label``/``detail`` (our outcome) and the load average at
 measurement time, since the machine is shared.
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import select
 import statistics
 import subprocess
@@ -174,6 +177,9 @@ def measure_case(case: KernelCase, *, timeout: float, limit: int | None, extra: 
     data = load_cache(case, names, domains)
     pending = {cache_key(c, names): c for c in [*extra, *configs]}
     todo = [c for key, c in pending.items() if key not in data["cache"]]
+    # Random order: a burst of load from other processes then slows scattered configurations, not a
+    # contiguous region of the space that a strategy would read as structure.
+    random.Random(0).shuffle(todo)
     if limit is not None:
         todo = todo[:limit]
     print(f"{case.name}: {space.size} configurations, {len(todo)} to measure", flush=True)

@@ -86,6 +86,23 @@ def test_cache_hits_on_the_same_defines_in_any_order(context) -> None:
     assert build_cache_info().misses == before.misses + 1
 
 
+def test_cache_keeps_the_most_recently_used_programs_only(device) -> None:
+    # A context of its own, so that other tests' programs do not count.
+    context = opencl.create_context(device)
+    capacity = build_cache_info().capacity
+    first = build_program(context, SCALE_SOURCE, {"FACTOR": 0, "OFFSET": 0})
+    for factor in range(1, capacity + 1):
+        build_program(context, SCALE_SOURCE, {"FACTOR": factor, "OFFSET": 0})
+        if factor == capacity // 2:
+            assert build_program(context, SCALE_SOURCE, {"FACTOR": 0, "OFFSET": 0}) is first  # used again
+    newest = build_program(context, SCALE_SOURCE, {"FACTOR": capacity, "OFFSET": 0})
+    assert build_program(context, SCALE_SOURCE, {"FACTOR": 0, "OFFSET": 0}) is first
+    before = build_cache_info()
+    assert build_program(context, SCALE_SOURCE, {"FACTOR": 1, "OFFSET": 0}) is not None  # evicted: rebuilt
+    assert build_cache_info().misses == before.misses + 1
+    assert build_program(context, SCALE_SOURCE, {"FACTOR": capacity, "OFFSET": 0}) is newest
+
+
 def test_cache_is_per_context(context, device) -> None:
     program = build_program(context, SCALE_SOURCE, {"FACTOR": 9, "OFFSET": 0})
     other_context = opencl.create_context(device)
