@@ -16,7 +16,16 @@ With ``repair`` (default) a one-parameter change that breaks a constraint
 on its own is completed by changing one more parameter, so coupled
 parameters (a tile size and its stride) can move together. ``patience``
 > 0 declares a local minimum after that many non-improving neighbours in a
-row instead of scanning them all. Neighbours whose outcome is already known
+row instead of scanning them all. With ``order="model"`` the neighbours
+are not tried in random order (the default) but best predicted first, by
+the effects of parameter values fitted to every evaluation so far
+(:mod:`.additive`, a ridge first-order model of log-fitness); with
+probability ``explore`` a random one is tried instead, so a misleading model
+cannot hide a move for ever, and the same model screens kicks and restarts
+(``screen`` candidates are drawn, the one predicted best is evaluated). On
+the replayed GPU spaces it lowers the share of failing evaluations but does
+not raise the mean fraction of the optimum, so it is opt-in.
+Neighbours whose outcome is already known
 (told by the tuner, another strategy, or a resumed journal) are judged
 without an evaluation. Parameters with more than ``max_values`` values are
 sampled rather than listed in full.
@@ -31,8 +40,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pytest_autotune.space.base import Points, Space
+from pytest_autotune.outcome import Outcome
+from pytest_autotune.space.base import Config, Points, Space
 from pytest_autotune.space.params import to_python
+from pytest_autotune.strategies.additive import AdditiveModel
 from pytest_autotune.strategies.archive import ArchiveStrategy
 from pytest_autotune.strategies.moves import mix, redraw_one
 from pytest_autotune.strategies.options import check_int, check_real
@@ -126,6 +137,9 @@ class LocalSearch(ArchiveStrategy):
         relink: float = 1.0,
         patience: int = 0,
         repair: bool = True,
+        order: str = "random",
+        explore: float = 0.1,
+        screen: int = 16,
     ) -> None:
         super().__init__(space, rng=rng)
         self.initial = check_int(self.name, "initial", initial, lo=1)
@@ -137,9 +151,16 @@ class LocalSearch(ArchiveStrategy):
         self.patience = check_int(self.name, "patience", patience, lo=0)
         self._misses = 0
         self.repair = bool(repair)
+        if order not in ("model", "random"):
+            raise ValueError(f"strategy 'local': option order={order!r} must be 'model' or 'random'")
+        self.order = order
+        self.explore = check_real(self.name, "explore", explore, lo=0.0, hi=1.0)
+        self.screen = check_int(self.name, "screen", screen, lo=1)
+        self._model = AdditiveModel()
+        self._current_config: Config = {}
         self._current: Points | None = None
         self._current_value = math.inf
-        self._candidates: deque[Points] = deque()
+        self._candidates: deque[tuple[Points, Config]] = deque()
         self._pending: set[Hashable] = set()
         self._restarting = False
 
@@ -147,26 +168,56 @@ class LocalSearch(ArchiveStrategy):
         self._current, self._current_value = point, value
         self._misses = 0
         found = hamming_neighbours(self.space, point, self.rng, self.max_values, repair=self.repair)
-        self._candidates = deque(found if found is not None else [])
+        if found is None:
+            self._candidates = deque()
+            return
+        self._current_config = self.space.configs(point)[0]
+        self._candidates = deque(zip(found, self.space.configs(found), strict=True))
+
+    def _next_candidate(self) -> Points:
+        """Pop the neighbour to try next: the best predicted one, or (``explore``) the next random one."""
+        if self.order == "random" or len(self._model) == 0 or self.rng.random() < self.explore:
+            return self._candidates.popleft()[0]
+        base = self._current_config
+        gains = [self._model.gain(base, config) for _, config in self._candidates]
+        pick = min(range(len(gains)), key=gains.__getitem__)
+        point = self._candidates[pick][0]
+        del self._candidates[pick]
+        return point
 
     def _kick(self) -> Points:
         best = self.archive.best_point
-        if best is None or self.rng.random() < self.restart:
+        if best is None:
             return self.unseen()
+        width = self.screen if self.order == "model" else 1
+        if self.rng.random() < self.restart:
+            return self._screened(best, [self.unseen() for _ in range(width)])
         others = [p for key, p in self._minima.items() if key != key_of(best)]
         if others and self.rng.random() < self.relink:
             partner = others[int(self.rng.integers(len(others)))]
             child = mix(self.space, self.rng, [best, partner])
             if child is not None and not self.seen(child):
                 return child
-        for _ in range(8):
+        kicks: list[Points] = []
+        for _ in range(max(8, width)):
             point = best
             for _ in range(self.kick):
                 moved = redraw_one(self.space, point, self.rng)
                 point = moved if moved is not None else point
             if not self.seen(point):
-                return point
-        return self.unseen()
+                kicks.append(point)
+                if len(kicks) >= width:
+                    break
+        return self._screened(best, kicks) if kicks else self.unseen()
+
+    def _screened(self, best: Points, candidates: list[Points]) -> Points:
+        """The candidate predicted best by the additive model (the first one without a model)."""
+        if self.order == "random" or len(self._model) == 0 or self.rng.random() < self.explore:
+            return candidates[0]
+        base = self.space.configs(best)[0]
+        configs = self.space.configs(Points.concat(candidates))
+        gains = [self._model.gain(base, config) for config in configs]
+        return candidates[min(range(len(gains)), key=gains.__getitem__)]
 
     def ask(self) -> Points:
         if len(self.archive) + len(self._pending) < self.initial:
@@ -177,7 +228,7 @@ class LocalSearch(ArchiveStrategy):
                 return self._propose(self.unseen())
             self._move_to(best, self.archive.best_value)
         while self._candidates and not (self.patience and self._misses >= self.patience):
-            candidate = self._candidates.popleft()
+            candidate = self._next_candidate()
             known = self.archive.values.get(key_of(candidate))
             if known is not None:
                 if known < self._current_value:
@@ -194,6 +245,12 @@ class LocalSearch(ArchiveStrategy):
     def _propose(self, point: Points) -> Points:
         self._pending.add(key_of(point))
         return self.archive.propose(point)
+
+    def tell(self, point: Points, outcome: Outcome) -> None:
+        value = self.archive.record(point, outcome)
+        if self.order == "model":
+            self._model.add(self.space.configs(point)[0], value)
+        self.learn(point, value)
 
     def learn(self, point: Points, value: float) -> None:
         key = key_of(point)
