@@ -17,6 +17,12 @@ curve. This command derives what issue 4 asks of the Bayesian engine:
 * on spaces with failures, the share of evaluations that failed against
   random search's (target: at most half);
 * the other ``bo:...`` rows (ablations) next to it.
+
+``--reference OTHER.json`` adds the rows of strategies missing from the
+report (typically Kernel Tuner's, cached from a run with more seeds or a
+larger budget) at the report's budgets, so a run of our strategies alone
+can be compared without re-running Kernel Tuner. The seeds of the two files
+are printed; rows from the reference are marked ``(ref)``.
 """
 
 from __future__ import annotations
@@ -41,13 +47,33 @@ def _rows(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
     return rows
 
 
+def _merge_reference(
+    rows: dict[tuple[str, str], dict[str, Any]], budgets: list[int], reference: dict[str, Any]
+) -> None:
+    """Add the reference's rows for strategies ``rows`` lacks, cut to ``budgets`` (in place)."""
+    ref_budgets: list[int] = reference["budgets"]
+    missing = [b for b in budgets if b not in ref_budgets]
+    if missing:
+        raise SystemExit(f"reference lacks budgets {missing} (has {ref_budgets})")
+    have = {strategy for _, strategy in rows}
+    picks = [ref_budgets.index(b) for b in budgets]
+    for (space, strategy), value in _rows(reference).items():
+        if strategy in have:
+            continue
+        row = dict(value)
+        for field in ("fraction_mean", "failures_mean"):
+            row[field] = [value[field][i] for i in picks]
+        row["reference_level"] = value["fraction_mean"][-1]
+        rows[(space, strategy + " (ref)")] = row
+
+
 def _mean_over_spaces(
     rows: dict[tuple[str, str], dict[str, Any]], spaces: list[str], strategy: str, field: str
 ) -> np.ndarray | None:
     values = [rows[(s, strategy)][field] for s in spaces if (s, strategy) in rows]
     if len(values) != len(spaces):
         return None
-    return np.mean(np.asarray(values, dtype=np.float64), axis=0)
+    return np.asarray(np.mean(np.asarray(values, dtype=np.float64), axis=0), dtype=np.float64)
 
 
 def evaluations_to_reach(curve: list[float], level: float) -> int | None:
@@ -63,10 +89,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("report", nargs="?", default=str(OUT / "strategy_bench.json"))
     parser.add_argument("--strategy", default="bo", help="the engine's row (default: bo)")
     parser.add_argument("--ga", default="kt:genetic_algorithm", help="reference for evaluations-to-reach")
+    parser.add_argument("--reference", default=None, help="JSON with rows to add (e.g. Kernel Tuner's)")
     args = parser.parse_args(argv)
     report = json.loads(Path(args.report).read_text())
     rows = _rows(report)
     budgets: list[int] = report["budgets"]
+    if args.reference:
+        reference = json.loads(Path(args.reference).read_text())
+        _merge_reference(rows, budgets, reference)
+        print(f"rows marked (ref): {reference['seeds']} seeds from {args.reference}")
+        if not any(s == args.ga for _, s in rows):
+            args.ga += " (ref)"
     spaces = list(report["spaces"])
     strategies = sorted({strategy for _, strategy in rows})
     engine = args.strategy
@@ -103,13 +136,16 @@ def main(argv: list[str] | None = None) -> int:
 
     # -- evaluations to reach the GA's level at the largest budget -------------------------
     top = budgets[-1]
-    print(f"\nevaluations for {engine} to reach {args.ga}'s mean fraction at {top} evaluations")
+    ga_row = next((v for (_, s), v in rows.items() if s == args.ga), None)
+    ga_top = ga_row.get("reference_level") if ga_row else None
+    shown_top = "its largest budget (reference)" if ga_top is not None else f"{top} evaluations"
+    print(f"\nevaluations for {engine} to reach {args.ga}'s mean fraction at {shown_top}")
     reached: list[int] = []
     for space in spaces:
         ga, bo = rows.get((space, args.ga)), rows.get((space, engine))
         if ga is None or bo is None:
             continue
-        level = ga["fraction_mean"][-1]
+        level = ga.get("reference_level", ga["fraction_mean"][-1])
         n = evaluations_to_reach(bo["curve"], level)
         if n is not None:
             reached.append(n)

@@ -104,6 +104,34 @@ class Encoding:
             features[:, column] = nearest / (len(listed) - 1)
         return features
 
+    def grid_spacing(self) -> NDArray[np.float64]:
+        """Per modelled block, the smallest gap between two of its encoded values (0: no grid).
+
+        Numeric parameters with a finite list of values have one (an ordinal
+        position has ``1 / (n - 1)``); continuous, categorical and permutation
+        blocks report 0. The surrogate keeps lengthscales from shrinking far
+        below it: shorter, neighbouring values would look unrelated, and the
+        model would treat an ordered parameter like a categorical one.
+        """
+        ordinal_columns = dict(self.ordinals)
+        spacing = np.zeros(len(self.blocks), dtype=np.float64)
+        for i, block in enumerate(self.blocks):
+            if block.kind != "numeric":
+                continue
+            listed = ordinal_columns.get(block.columns.start)
+            if listed is not None:
+                spacing[i] = 1.0 / (len(listed) - 1)
+                continue
+            param = self.space.params[block.name]
+            if param.is_continuous or not 1 < param.size <= MAX_ORDINAL_VALUES:
+                continue
+            values = np.unique(np.asarray(param.values(), dtype=np.float64))
+            if param.log_scale:
+                values = np.log(values)
+            gaps = np.diff(values) / (values[-1] - values[0])
+            spacing[i] = float(gaps.min())
+        return spacing
+
     def active_columns(self) -> NDArray[np.int64]:
         """Feature columns of the modelled blocks (for models that take plain columns)."""
         cols = [np.arange(b.columns.start, b.columns.stop) for b in self.blocks]

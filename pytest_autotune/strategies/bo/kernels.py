@@ -32,8 +32,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import gpytorch
 import torch
+
+from pytest_autotune.strategies.bo._gpytorch import gpytorch
 
 __all__ = [
     "BlockDistance",

@@ -1,7 +1,21 @@
 """Maximise an acquisition over a discrete constrained space, never enumerating it.
 
-1. A candidate pool: uniform samples from the space plus the valid
-   neighbours of the incumbents (the best configurations measured so far).
+1. A candidate pool: uniform samples from the space, the valid neighbours
+   of the incumbents (the best configurations measured so far), and a local
+   pool around the incumbents built in the space's unit coordinates
+   (:meth:`Space.to_unit` / :meth:`Space.from_unit`):
+
+   * one-parameter moves over *all* valid values: the incumbent's
+     coordinate of one parameter swept over a grid of ``sweep`` cells, so a
+     parameter of many values can jump straight to a distant value (the
+     nearest-neighbour moves of :meth:`Space.neighbours` only step by one);
+   * trust-region perturbations: a few coordinates of the incumbent moved
+     by a Gaussian step (TuRBO-style: each coordinate is perturbed with
+     probability about ``3 / n_dims``), so combinations of two or three
+     changed parameters near a good configuration are scored too.
+
+   Uniform samples alone almost never land near the incumbents of spaces
+   with many parameters, while improvements late in a run are usually there.
 2. Every candidate is scored in one batch; the best few, together with the
    incumbents, start a local search.
 3. Local search: from each start, move to the best-scoring valid neighbour
@@ -57,6 +71,10 @@ class AcquisitionOptimizer:
         max_steps: int = 30,
         max_expansions: int = 64,
         cache_size: int = 20_000,
+        local_pool: bool = True,
+        sweep: int = 32,
+        perturbations: int = 128,
+        step: float = 0.15,
     ) -> None:
         self.space = space
         self.rng = rng
@@ -65,6 +83,10 @@ class AcquisitionOptimizer:
         self.max_steps = max_steps
         self.max_expansions = max_expansions
         self.cache_size = cache_size
+        self.local_pool = local_pool
+        self.sweep = sweep
+        self.perturbations = perturbations
+        self.step = step
         self.expansions = 0  # neighbourhoods computed by the space (not served from the cache)
         self._neighbours: OrderedDict[Hashable, Points] = OrderedDict()
 
@@ -82,10 +104,12 @@ class AcquisitionOptimizer:
             self._neighbours.popitem(last=False)
         return found
 
-    def pool(self, incumbents: Points, evaluated: Set[Hashable]) -> Points:
-        """Unevaluated distinct candidates: uniform samples and the incumbents' neighbours."""
-        parts = [self.space.sample(self.candidates, self.rng)]
+    def pool(self, incumbents: Points, evaluated: Set[Hashable], *, local: bool = False) -> Points:
+        """Unevaluated distinct candidates: uniform samples (unless ``local``) and the incumbents' region."""
+        parts = [] if local and len(incumbents) > 0 else [self.space.sample(self.candidates, self.rng)]
         parts.extend(self.neighbours(incumbents[i]) for i in range(len(incumbents)))
+        if (self.local_pool or local) and len(incumbents) > 0:
+            parts.append(self.space.from_unit(self.local_coordinates(self.space.to_unit(incumbents))))
         merged = Points.concat(parts)
         keys = merged.keys()
         keep: list[int] = []
@@ -96,9 +120,32 @@ class AcquisitionOptimizer:
                 keep.append(i)
         return merged[np.asarray(keep, dtype=np.int64)]
 
-    def maximise(self, score: ScoreFn, incumbents: Points, evaluated: Set[Hashable]) -> Proposal | None:
-        """Best unevaluated configuration found, or None when the pool is empty."""
-        pool = self.pool(incumbents, evaluated)
+    def local_coordinates(self, centres: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Unit coordinates near ``centres`` (one row per incumbent): sweeps and perturbations."""
+        n, dims = centres.shape
+        grid = (np.arange(self.sweep, dtype=np.float64) + 0.5) / self.sweep
+        # One-parameter sweeps: (incumbent, parameter, grid cell) -> row.
+        sweeps = np.repeat(centres, dims * self.sweep, axis=0).reshape(n, dims, self.sweep, dims)
+        for d in range(dims):
+            sweeps[:, d, :, d] = grid
+        # Trust-region perturbations of a few coordinates at a time.
+        base = np.repeat(centres, self.perturbations, axis=0)
+        moved = self.rng.random(base.shape) < min(1.0, 3.0 / dims)
+        lone = ~moved.any(axis=1)
+        moved[lone, self.rng.integers(0, dims, size=int(lone.sum()))] = True
+        steps = self.rng.normal(0.0, self.step, size=base.shape)
+        perturbed = np.where(moved, base + steps, base)
+        coords = np.concatenate([sweeps.reshape(-1, dims), perturbed])
+        return np.asarray(np.clip(coords, 1e-9, 1.0), dtype=np.float64)
+
+    def maximise(
+        self, score: ScoreFn, incumbents: Points, evaluated: Set[Hashable], *, local: bool = False
+    ) -> Proposal | None:
+        """Best unevaluated configuration found, or None when the pool is empty.
+
+        ``local``: search only the incumbents' region (trust-region step).
+        """
+        pool = self.pool(incumbents, evaluated, local=local)
         if len(pool) == 0:
             return None
         values = score(pool)

@@ -79,6 +79,13 @@ class BOOptions:
     * ``initial``: size of the initial design (``None``: a function of the dimension).
     * ``candidates``: uniform samples scored per suggestion.
     * ``local_starts``: starting points of the local search.
+    * ``local_pool``: also score one-parameter sweeps and trust-region
+      perturbations around the incumbents (see the optimizer module).
+    * ``local_every``: every that many model-based suggestions, search only
+      the incumbents' region (a trust-region step; ``0``: never), once as
+      many global model-based suggestions as design points were made.
+    * ``lengthscale_floor``: smallest lengthscale of a parameter with a
+      grid of values, in grid steps (``0``: only a tiny absolute bound).
     * ``fit_restarts``: extra random starts of the hyperparameter fit.
     * ``threads``: torch threads while suggesting (``0``: leave torch's setting).
     """
@@ -92,6 +99,9 @@ class BOOptions:
     initial: int | None = None
     candidates: int = 2048
     local_starts: int = 8
+    local_pool: bool = True
+    local_every: int = 2
+    lengthscale_floor: float = 1.0
     fit_restarts: int = 1
     threads: int = 1
 
@@ -116,6 +126,9 @@ class BOOptions:
             ),
             "candidates": lambda v: _as_int("candidates", v, minimum=1),
             "local_starts": lambda v: _as_int("local_starts", v, minimum=0),
+            "local_pool": lambda v: _as_bool("local_pool", v),
+            "local_every": lambda v: _as_int("local_every", v, minimum=0),
+            "lengthscale_floor": lambda v: _as_float("lengthscale_floor", v, lo=0.0, hi=100.0),
             "fit_restarts": lambda v: _as_int("fit_restarts", v, minimum=0),
             "threads": lambda v: _as_int("threads", v, minimum=0),
         }

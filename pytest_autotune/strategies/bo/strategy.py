@@ -6,7 +6,12 @@ Each suggestion:
 2. otherwise fit the GP to the feasible trials (warm-started) and the
    feasibility forests to all trials, draw a minimum feasibility, and
    maximise ``log EI + log P(feasible)`` over a pool of uniform samples and
-   the incumbents' neighbours, refined by local search;
+   the incumbents' region (neighbours, one-parameter sweeps, trust-region
+   perturbations), refined by local search; every ``local_every``-th
+   model-based suggestion (after as many global ones as the design had
+   points) searches the incumbents' region only, which keeps
+   improving the best configurations on rugged spaces where global EI keeps
+   chasing uncertainty elsewhere;
 3. never a configuration already told.
 
 torch, gpytorch and scikit-learn are imported when the strategy is created,
@@ -62,17 +67,23 @@ class BayesianOptimization(Strategy):
             log_transform=self.options.log_transform,
             rng=rng,
             fit_restarts=self.options.fit_restarts,
+            lengthscale_floor=self.options.lengthscale_floor,
         )
         self.feasibility: FeasibilityModel | None = (
             FeasibilityModel(rng=rng) if self.options.feasibility == "rf" else None
         )
         self.optimizer = AcquisitionOptimizer(
-            space, rng, candidates=self.options.candidates, local_starts=self.options.local_starts
+            space,
+            rng,
+            candidates=self.options.candidates,
+            local_starts=self.options.local_starts,
+            local_pool=self.options.local_pool,
         )
         design_size = self.options.initial
         self.design_size = (
             default_design_size(self.encoding.dimension) if design_size is None else design_size
         )
+        self._model_suggestions = 0
         self._design: Points | None = None
         self._design_next = 0
         # Trials told so far, in order.
@@ -181,7 +192,17 @@ class BayesianOptimization(Strategy):
                 p_feasible = feasibility.probability(feats[:, active])
             return feasible_acquisition(mean, std, best, p_feasible, threshold)
 
-        proposal = self.optimizer.maximise(score, self._incumbents(), self._index.keys())
+        # Trust-region steps start once as many global suggestions as design points were made.
+        every = self.options.local_every
+        local = (
+            every > 0
+            and self._model_suggestions >= self.design_size
+            and self._model_suggestions % every == every - 1
+        )
+        self._model_suggestions += 1
+        proposal = self.optimizer.maximise(score, self._incumbents(), self._index.keys(), local=local)
+        if proposal is None and local:  # the incumbents' region is exhausted: search everywhere
+            proposal = self.optimizer.maximise(score, self._incumbents(), self._index.keys())
         if proposal is None or not np.isfinite(proposal.score):
             return None
         return proposal.point

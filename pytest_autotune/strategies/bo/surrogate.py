@@ -22,11 +22,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import gpytorch
 import numpy as np
 import torch
 from numpy.typing import NDArray
 
+from pytest_autotune.strategies.bo._gpytorch import gpytorch
 from pytest_autotune.strategies.bo.encoding import Encoding
 from pytest_autotune.strategies.bo.kernels import MixedMaternKernel
 from pytest_autotune.strategies.bo.options import PriorKind
@@ -36,6 +36,9 @@ __all__ = ["GPSurrogate", "TargetTransform"]
 DTYPE = torch.float64
 #: Smallest noise variance (standardised units): a jitter that keeps the Cholesky stable.
 MIN_NOISE = 1e-6
+#: Bounds of every lengthscale (unit-scaled inputs); grid parameters get a larger lower bound.
+MIN_LENGTHSCALE = 1e-3
+MAX_LENGTHSCALE = 1e3
 
 
 @dataclass(frozen=True)
@@ -158,6 +161,7 @@ class GPSurrogate:
         log_transform: bool,
         rng: np.random.Generator,
         fit_restarts: int = 1,
+        lengthscale_floor: float = 1.0,
         warm_iterations: int = 8,
         cold_iterations: int = 25,
         restart_every: int = 10,
@@ -174,6 +178,10 @@ class GPSurrogate:
         self.always_restart_below = always_restart_below
         self._fits = 0
         self._lengthscale_prior = _lengthscale_prior(priors, encoding.dimension)
+        # Smallest lengthscale per block: ``lengthscale_floor`` grid steps (at least MIN_LENGTHSCALE).
+        self._min_lengthscale = torch.as_tensor(
+            np.maximum(lengthscale_floor * encoding.grid_spacing(), MIN_LENGTHSCALE), dtype=DTYPE
+        )
         self._state: dict[str, torch.Tensor] | None = None
         self._model: _GPModel | None = None
         self.transform: TargetTransform | None = None
@@ -189,7 +197,9 @@ class GPSurrogate:
         kernel = MixedMaternKernel(
             self.encoding.make_block_distances(),
             lengthscale_prior=self._lengthscale_prior,
-            lengthscale_constraint=gpytorch.constraints.Interval(1e-3, 1e3),
+            lengthscale_constraint=gpytorch.constraints.Interval(
+                self._min_lengthscale, torch.full_like(self._min_lengthscale, MAX_LENGTHSCALE)
+            ),
         )
         outputscale_prior = gpytorch.priors.GammaPrior(2.0, 0.15) if with_priors else None
         model: _GPModel = _GPModel(likelihood, kernel, outputscale_prior).to(DTYPE)
@@ -200,7 +210,9 @@ class GPSurrogate:
         blocks = self.encoding.dimension
         kernel = model.covar_module.base_kernel
         lengthscale = np.exp(self.rng.uniform(np.log(0.05), np.log(5.0), size=(1, blocks)))
-        kernel.lengthscale = torch.as_tensor(lengthscale, dtype=DTYPE).clamp(2e-3, 5e2)
+        kernel.lengthscale = torch.maximum(
+            torch.as_tensor(lengthscale, dtype=DTYPE), 1.01 * self._min_lengthscale
+        ).clamp(max=0.5 * MAX_LENGTHSCALE)
         model.covar_module.outputscale = torch.tensor(float(np.exp(self.rng.uniform(-1.0, 1.0))), dtype=DTYPE)
         model.likelihood.noise = torch.tensor(float(np.exp(self.rng.uniform(-9.0, -3.0))), dtype=DTYPE)
         model.mean_module.constant.data.fill_(float(self.rng.normal(0.0, 0.5)))
@@ -289,8 +301,8 @@ class GPSurrogate:
         return {
             "lengthscale": m.covar_module.base_kernel.lengthscale.detach().reshape(-1).tolist(),
             "outputscale": float(m.covar_module.outputscale.detach()),
-            "noise": float(m.likelihood.noise),
-            "mean": float(m.mean_module.constant),
+            "noise": float(m.likelihood.noise.detach()),
+            "mean": float(m.mean_module.constant.detach()),
         }
 
 
@@ -310,8 +322,8 @@ class _PosteriorCache:
     def of(cls, model: _GPModel, x: torch.Tensor, z: torch.Tensor) -> _PosteriorCache:
         with torch.no_grad():
             k = model.covariance(x, x)
-            noise = float(model.likelihood.noise)
-            mean = float(model.mean_module.constant)
+            noise = float(model.likelihood.noise.detach())
+            mean = float(model.mean_module.constant.detach())
             eye = torch.eye(len(x), dtype=DTYPE)
             chol: torch.Tensor | None = None
             jitter = noise
