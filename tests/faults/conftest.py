@@ -6,27 +6,17 @@ runs them with more repetitions); here they run once each, quickly.
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
-from pathlib import Path
+from collections.abc import Callable
 from types import ModuleType
 
 import pytest
 
-DRILLS_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "drills.py"
-
 
 @pytest.fixture(scope="session")
-def drills() -> ModuleType:
-    """``benchmarks/drills.py``, loaded by path (the benchmarks are not a package)."""
-    spec = importlib.util.spec_from_file_location("autotune_bench_drills", DRILLS_PATH)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
+def drills(load_benchmark: Callable[[str], ModuleType]) -> ModuleType:
+    """``benchmarks/drills.py``."""
+    return load_benchmark("drills")
 
 
 @pytest.fixture

@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import math
-import sys
-from pathlib import Path
+from collections.abc import Callable
 from types import ModuleType
 
 import numpy as np
 import pytest
 
-METRICS_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "strategy_metrics.py"
-
 
 @pytest.fixture(scope="module")
-def metrics() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("autotune_bench_strategy_metrics", METRICS_PATH)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
+def metrics(load_benchmark: Callable[[str], ModuleType]) -> ModuleType:
+    return load_benchmark("strategy_metrics")
 
 
 def test_expected_best_of_random_matches_enumeration(metrics: ModuleType) -> None:
