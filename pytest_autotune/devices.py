@@ -107,7 +107,7 @@ class DeviceResolver:
     @cached_property
     def _assignment(self) -> tuple[Any, int]:
         """(device of this worker, number of workers on it)."""
-        from pytest_autotune.opencl import device_key, list_devices, select_device
+        from pytest_autotune.opencl import device_key, list_devices, probe_device, select_device
 
         slots = range(self.worker.count)
         if self.specs:
@@ -117,7 +117,7 @@ class DeviceResolver:
             return select_device(self.specs[mine]), sharing
         if not self.worker.parallel or os.environ.get("PYOPENCL_CTX"):
             return select_device(None), self.worker.count
-        entries = list_devices()
+        entries = [entry for entry in list_devices() if probe_device(entry.device) is None]
         if not entries:
             return select_device(None), self.worker.count  # raises, listing what is available
         mine = self.worker.index % len(entries)

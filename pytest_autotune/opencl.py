@@ -4,11 +4,15 @@ The plugin imports this module only when a test needs OpenCL (it imports
 pyopencl). The pieces:
 
 * :func:`select_device` picks the device from ``--autotune-device``, else
-  ``$PYOPENCL_CTX``, else the first device. A spec is ``"P"`` or ``"P:D"``
-  where each part is an index or a case-insensitive name substring (as in
-  pyopencl's ``PYOPENCL_CTX``), a bare name substring matching a platform or
-  a device, or a :func:`device_key` verbatim. Nothing matching raises
-  :class:`DeviceNotFoundError` listing every platform and device.
+  ``$PYOPENCL_CTX``, else the first device that can build a kernel. A spec is
+  ``"P"`` or ``"P:D"`` where each part is an index or a case-insensitive name
+  substring (as in pyopencl's ``PYOPENCL_CTX``), a bare name substring
+  matching a platform or a device, or a :func:`device_key` verbatim. Nothing
+  matching raises :class:`DeviceNotFoundError` listing every platform and
+  device; a device whose compiler cannot build even a trivial kernel raises
+  :class:`DeviceUnusableError` with its build log (:func:`probe_device`), so
+  that a broken driver is reported once, not learnt as every configuration
+  being infeasible.
 * :func:`device_key` names a device in ``autotune.json``: platform and device
   name only (driver and versions change with updates and are kept as
   information by :func:`device_info`).
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,11 +38,20 @@ from pytest_autotune.opencl_build import (
     BuiltProgram,
     CheckedKernel,
     build_cache_info,
+    build_log,
     build_program,
     clear_build_cache,
 )
 from pytest_autotune.opencl_defines import define_options
-from pytest_autotune.opencl_errors import DeviceNotFoundError, KernelBuildError, LaunchError, classify_error
+from pytest_autotune.opencl_errors import (
+    DeviceNotFoundError,
+    DeviceUnusableError,
+    KernelBuildError,
+    LaunchError,
+    classify_error,
+    status_name,
+)
+from pytest_autotune.warning_types import AutotuneWarning
 
 __all__ = [
     "BuildCacheInfo",
@@ -45,6 +59,7 @@ __all__ = [
     "CheckedKernel",
     "DeviceEntry",
     "DeviceNotFoundError",
+    "DeviceUnusableError",
     "KernelBuildError",
     "LaunchError",
     "build_cache_info",
@@ -58,6 +73,7 @@ __all__ = [
     "device_key",
     "event_seconds",
     "list_devices",
+    "probe_device",
     "select_device",
 ]
 
@@ -130,8 +146,45 @@ def _pick(choice: str, candidates: Iterable[tuple[int, str]]) -> int | None:
     return next((index for index, name in pairs if needle in name.lower()), None)
 
 
+_PROBE_SOURCE = "__kernel void autotune_probe(__global float* x) { x[get_global_id(0)] += 1.0f; }"
+_UPGRADE_HINT = (
+    "If the log says 'unknown target CPU', the OpenCL compiler is older than this CPU: PoCL 3.0 from "
+    "pip (pocl-binary-distribution) is built on LLVM 14, which does not know e.g. AMD Zen 5. Install a "
+    "newer PoCL (Debian/Ubuntu: apt-get install pocl-opencl-icd) or choose another device with "
+    "--autotune-device or PYOPENCL_CTX."
+)
+
+
+def probe_device(device: cl.Device) -> str | None:
+    """Why ``device`` cannot be used (its build log for a trivial kernel), or None when it builds.
+
+    Checked once per device and process: a device whose compiler fails here would fail every
+    configuration of every test, which says nothing about the configurations.
+    """
+    if device.int_ptr not in _PROBED:
+        program = cl.Program(create_context(device), _PROBE_SOURCE)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # pyopencl warns about any compiler output
+                program.build()
+        except cl.Error as exc:
+            log = build_log(program, [device], fallback=str(exc))
+            _PROBED[device.int_ptr] = f"{status_name(exc)}: {' '.join(log.split())}"[:2000]
+        else:
+            _PROBED[device.int_ptr] = None
+    return _PROBED[device.int_ptr]
+
+
+_PROBED: dict[int, str | None] = {}
+
+
 def select_device(spec: str | None = None) -> cl.Device:
-    """The OpenCL device named by ``spec``, else by ``$PYOPENCL_CTX``, else the first one."""
+    """The OpenCL device named by ``spec``, else by ``$PYOPENCL_CTX``, else the first usable one.
+
+    Raises :class:`DeviceNotFoundError` when the spec matches no device and
+    :class:`DeviceUnusableError` when the chosen device (or, with no spec, every device) cannot
+    build a trivial kernel (:func:`probe_device`).
+    """
     origin = "device spec"
     if spec is None:
         spec = os.environ.get("PYOPENCL_CTX")
@@ -140,8 +193,34 @@ def select_device(spec: str | None = None) -> cl.Device:
     if not entries:
         raise _not_found(spec or "", origin, entries, "no OpenCL device is available")
     text = (spec or "").strip()
-    if not text:
-        return entries[0].device
+    if text:
+        device = _match_device(text, origin, entries)
+        problem = probe_device(device)
+        if problem is not None:
+            raise DeviceUnusableError(
+                f"{origin} {text!r} selects {device_key(device)}, which cannot build a trivial kernel:\n"
+                f"  {problem}\n{_UPGRADE_HINT}"
+            )
+        return device
+    problems: list[str] = []
+    for entry in entries:
+        problem = probe_device(entry.device)
+        if problem is None:
+            if problems:
+                warnings.warn(
+                    f"skipped OpenCL devices that cannot build a trivial kernel: {'; '.join(problems)}; "
+                    f"using {entry.spec} {device_key(entry.device)}",
+                    AutotuneWarning,
+                    stacklevel=2,
+                )
+            return entry.device
+        problems.append(f"{entry.spec} {device_key(entry.device)}: {problem}")
+    listing = "\n".join(f"  {line}" for line in problems)
+    raise DeviceUnusableError(f"no OpenCL device can build a trivial kernel:\n{listing}\n{_UPGRADE_HINT}")
+
+
+def _match_device(text: str, origin: str, entries: Sequence[DeviceEntry]) -> cl.Device:
+    """The device that ``text`` (not empty) names, else :class:`DeviceNotFoundError`."""
     for entry in entries:  # a device key, as written in autotune.json
         if device_key(entry.device).lower() == text.lower():
             return entry.device

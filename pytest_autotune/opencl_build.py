@@ -114,7 +114,8 @@ def clear_build_cache() -> None:
     _CACHE.clear()
 
 
-def _build_log(program: cl.Program, devices: Sequence[cl.Device], fallback: str) -> str:
+def build_log(program: cl.Program, devices: Sequence[cl.Device], fallback: str) -> str:
+    """The build logs of ``program`` on ``devices`` (empty ones left out), else ``fallback``."""
     logs: list[str] = []
     for device in devices:
         try:
@@ -158,7 +159,7 @@ def build_program(
         status = status_name(exc)
         if status not in COMPILE_STATUS_CODES:
             raise
-        log = _build_log(raw, context.devices, fallback=str(exc))
+        log = build_log(raw, context.devices, fallback=str(exc))
         raise KernelBuildError(log, all_options, status) from exc
     program = BuiltProgram(raw, all_options)
     _CACHE.put(context, key, program)

@@ -18,6 +18,7 @@ from pytest_autotune.outcome import Label
 __all__ = [
     "COMPILE_STATUS_CODES",
     "DeviceNotFoundError",
+    "DeviceUnusableError",
     "KernelBuildError",
     "LaunchError",
     "classify_error",
@@ -47,6 +48,14 @@ _CAUSE_DEPTH = 8
 
 class DeviceNotFoundError(LookupError):
     """No OpenCL device matches the requested one; the message lists every device."""
+
+
+class DeviceUnusableError(RuntimeError):
+    """The chosen OpenCL device (or, with no choice, every device) cannot build a trivial kernel.
+
+    An environment problem, such as a compiler older than the CPU, reported once with the build
+    log instead of every configuration being recorded as a compile failure.
+    """
 
 
 class KernelBuildError(RuntimeError):

@@ -7,6 +7,7 @@ import json
 import pytest
 
 pytest.importorskip("pyopencl")
+pytestmark = pytest.mark.opencl  # skipped, with the reason, when no device can build a kernel
 
 KERNEL_TEST = """
 import numpy as np

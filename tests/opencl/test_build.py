@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 cl = pytest.importorskip("pyopencl")
+pytestmark = pytest.mark.opencl  # skipped, with the reason, when no device can build a kernel
 from pytest_autotune import opencl  # noqa: E402
 from pytest_autotune.opencl import (  # noqa: E402
     KernelBuildError,

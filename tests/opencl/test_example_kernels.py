@@ -13,6 +13,8 @@ import pytest
 pytest.importorskip("pyopencl")
 from pytest_autotune.opencl_harness import KernelTestObjective, load_test_function
 
+pytestmark = pytest.mark.opencl  # skipped, with the reason, when no device can build a kernel
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "example_kernels"
 KERNELS = ["saxpy", "gemm", "conv2d", "reduction", "transpose"]
 LIMIT_ERRORS = ("INVALID_WORK_GROUP_SIZE", "INVALID_WORK_ITEM_SIZE", "OUT_OF_RESOURCES")

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 cl = pytest.importorskip("pyopencl")
+pytestmark = pytest.mark.opencl  # skipped, with the reason, when no device can build a kernel
 from pytest_autotune import Bool, Set, tunable  # noqa: E402
 from pytest_autotune.opencl_harness import KernelTestObjective, load_test_function  # noqa: E402
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("pyopencl")
+pytestmark = pytest.mark.opencl  # skipped, with the reason, when no device can build a kernel
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "example_kernels"
 

@@ -21,6 +21,7 @@ def three_devices(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = {"0:0": "P0 / gpu-a", "0:1": "P0 / gpu-b", "1:0": "P1 / cpu"}
     monkeypatch.setattr(opencl, "select_device", lambda spec: fake[spec or "0:0"])
     monkeypatch.setattr(opencl, "device_key", lambda device: device)
+    monkeypatch.setattr(opencl, "probe_device", lambda device: None)
     monkeypatch.setattr(
         opencl, "list_devices", lambda: [SimpleNamespace(spec=s, device=d) for s, d in fake.items()]
     )
@@ -47,6 +48,14 @@ def test_workers_map_to_devices(spec: str | None, index: int, count: int, key: s
     assert resolver.shared_by(key) == shared
     assert resolver.key_for(["autotune"]) == host_key()
     assert resolver.shared_by(host_key()) == count
+
+
+@pytest.mark.usefixtures("three_devices")
+def test_workers_are_not_given_a_device_that_cannot_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    opencl = pytest.importorskip("pytest_autotune.opencl")
+    monkeypatch.setattr(opencl, "probe_device", lambda device: "broken" if device == "P0 / gpu-b" else None)
+    keys = [DeviceResolver(None, WorkerSlot(index, 3)).opencl_key for index in range(3)]
+    assert keys == ["P0 / gpu-a", "P1 / cpu", "P0 / gpu-a"]
 
 
 @pytest.mark.usefixtures("three_devices")

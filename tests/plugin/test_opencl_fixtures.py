@@ -36,6 +36,7 @@ def test_scale(autotune, cl_queue):
 '''
 
 
+@pytest.mark.opencl
 def test_opencl_tests_are_keyed_by_device_and_timed_by_events(
     project: pytest.Pytester, store_data: Callable[[], dict[str, Any]]
 ) -> None:
