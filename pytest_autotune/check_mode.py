@@ -12,9 +12,10 @@ Otherwise (a regression, or a pass that needed the noise band) the body is measu
 :data:`CONFIRMATIONS` more times, stopping at the first settled measurement, and the verdict is
 that of the least disturbed measurement (the lowest median,
 :func:`pytest_autotune.measure.least_disturbed`): a test fails only when even the least disturbed
-of three measurements is beyond the limit. Baselines are least disturbed measurements too (of
-:data:`BASELINE_RUNS` body calls, or of the winner's measurements when tuning). The mirror
-condition marks the test *faster* than its baseline (a hint to refresh the baseline).
+of three measurements is beyond the limit. Baselines are least disturbed measurements too, of
+:data:`BASELINE_RUNS` body calls (:func:`fresh_baseline`; after tuning, the final call and more
+calls, never the finalist rounds that chose the winner). The mirror condition marks the test
+*faster* than its baseline (a hint to refresh the baseline).
 
 Why not the plain IQR and "one clean measurement clears it" (the first rule): interference from
 other processes only makes kernels slower, in spikes; a few spiked samples inflated the IQR and
@@ -49,6 +50,7 @@ __all__ = [
     "Verdict",
     "baseline_spread",
     "check",
+    "fresh_baseline",
     "judge",
     "select_config",
 ]
@@ -177,13 +179,26 @@ def regression_message(nodeid: str, device: str, verdict: Verdict, policy: Polic
 
 
 def _measure(item: pytest.Function, autotune: Autotune, config: dict[str, Any]) -> Stats | None:
-    return run_final(item, autotune, config, repeat=MEASURE_REPEAT).stats
+    """One more measurement (pytest-benchmark records only the first call of the test)."""
+    return run_final(item, autotune, config, repeat=MEASURE_REPEAT, benchmark=False).stats
 
 
 def _measure_again(
     item: pytest.Function, autotune: Autotune, config: dict[str, Any], times: int
 ) -> list[Stats]:
     return [stats for _ in range(times) if (stats := _measure(item, autotune, config)) is not None]
+
+
+def fresh_baseline(
+    item: pytest.Function, autotune: Autotune, config: dict[str, Any], first: Stats, maximize: bool
+) -> Stats:
+    """A baseline: the least disturbed of ``first`` and :data:`BASELINE_RUNS` - 1 more measurements.
+
+    Only measurements taken after ``config`` was chosen count: a tuner's winner is the finalist
+    whose rounds happened to be fastest, so its rounds are biased low (the winner's curse) and a
+    baseline made of them would fail later runs of unchanged code.
+    """
+    return least_disturbed([first, *_measure_again(item, autotune, config, BASELINE_RUNS - 1)], maximize)
 
 
 def check(
@@ -221,8 +236,7 @@ def check(
     if committed.state != "committed":
         return CheckReport(committed.state, config, stats, message=committed.reason)
     if update_baseline:
-        measurements = [stats, *_measure_again(item, autotune, config, BASELINE_RUNS - 1)]
-        new_baseline = least_disturbed(measurements, policy.maximize)
+        new_baseline = fresh_baseline(item, autotune, config, stats, policy.maximize)
         return CheckReport("baseline-updated", config, stats, new_baseline=new_baseline)
     baseline = (committed.entry or {}).get("baseline")
     if not isinstance(baseline, Mapping) or not isinstance(baseline.get("median"), (int, float)):

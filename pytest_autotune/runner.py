@@ -145,15 +145,18 @@ class InProcessTrials:
         return run_trial(self.item, self.autotune, config, repeat=repeat)
 
 
-def run_final(item: pytest.Function, autotune: Autotune, config: dict[str, Any], *, repeat: int) -> BodyRun:
+def run_final(
+    item: pytest.Function, autotune: Autotune, config: dict[str, Any], *, repeat: int, benchmark: bool = True
+) -> BodyRun:
     """Call the body with ``config`` as the real test: every exception propagates.
 
-    ``autotune.reject`` of this configuration fails the test with the reason.
+    ``autotune.reject`` of this configuration fails the test with the reason. ``benchmark=False``
+    (a re-measurement) keeps pytest-benchmark's fixture from recording this call.
     """
     import pytest
 
     autotune.begin_run(config, repeat_default=repeat)
-    _prepare_benchmark(item, config, trial=False)
+    _prepare_benchmark(item, config, trial=not benchmark)
     try:
         _call_test_function(item)
     except Rejected as exc:

@@ -13,8 +13,9 @@
    as in :mod:`pytest_autotune.check_mode`).
 3. **Final call**: the body runs once more with the winner as the real test, in this process
    (as in a normal run); its exceptions are the test's outcome. The new baseline is the least
-   disturbed of the winner's measurements (its finalist rounds and the final call), as normal
-   runs judge their least disturbed measurement (:mod:`pytest_autotune.check_mode`).
+   disturbed of that call and a few more measurements of the winner, taken after the choice
+   (:func:`pytest_autotune.check_mode.fresh_baseline`, as ``--autotune-update-baseline`` does):
+   not of its finalist rounds, which won because they were fast (the winner's curse).
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from pytest_autotune.check_mode import fresh_baseline
 from pytest_autotune.fixture import MEASURE_REPEAT, TRIAL_REPEAT, Autotune
-from pytest_autotune.measure import Stats, least_disturbed, round_significant
+from pytest_autotune.measure import Stats, round_significant
 from pytest_autotune.policy import Policy
 from pytest_autotune.runner import TrialRunner, run_final
 from pytest_autotune.store import config_from_json
@@ -259,10 +261,11 @@ def tune(
         final = run_final(item, autotune, finalists[winner], repeat=MEASURE_REPEAT)
         if final.stats is None:
             raise TuningFailed("the final run of the winning configuration measured nothing", summary)
+        baseline = fresh_baseline(item, autotune, finalists[winner], final.stats, policy.maximize)
         summary["duration"] = round_significant(time.perf_counter() - started, 3)
         return TuneReport(
             config=finalists[winner],
-            baseline=least_disturbed([*map(Stats.of, measured[winner]), final.stats], policy.maximize),
+            baseline=baseline,
             default_stats=stats.get(default_index) if default_index is not None else None,
             summary=summary,
             kept_committed=kept,

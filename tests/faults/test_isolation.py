@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from pytest_autotune.check_mode import BASELINE_RUNS
+
 FAULTY = """
 import ctypes, os, sys, time
 from pytest_autotune import Interval, Set, tunable
@@ -94,11 +96,12 @@ def test_where_trials_run(project: pytest.Pytester, isolate: str, isolated: bool
     project.makepyfile(test_k=PIDS)
     project.runpytest("--autotune", f"--autotune-isolate={isolate}").assert_outcomes(passed=1)
     pids = _pids(project)
-    # 3 trials and 2 finalists x 3 rounds in the worker (or here), then the final call here
-    assert len(pids) == 3 + 6 + 1
-    assert pids[-1] == os.getpid()
-    assert all((pid != os.getpid()) == isolated for pid in pids[:-1])
-    assert len(set(pids[:-1])) == 1  # one persistent worker (or this process)
+    # 3 trials and 2 finalists x 3 rounds in the worker (or here), then the final call and the
+    # baseline's further measurements here
+    assert len(pids) == 3 + 6 + BASELINE_RUNS
+    assert pids[-BASELINE_RUNS:] == [os.getpid()] * BASELINE_RUNS
+    assert all((pid != os.getpid()) == isolated for pid in pids[:-BASELINE_RUNS])
+    assert len(set(pids[:-BASELINE_RUNS])) == 1  # one persistent worker (or this process)
     project.runpytest().assert_outcomes(passed=1)  # a normal run: in this process, whatever the option
     assert _pids(project) == [os.getpid()]
 

@@ -97,3 +97,34 @@ def test_a_refreshed_baseline_is_the_least_disturbed_measurement(
     monkeypatch.setenv("AUTOTUNE_DISTURBED", str((BASELINE_RUNS - 1) * MEASURE_REPEAT))
     tuned.runpytest("--autotune-update-baseline").assert_outcomes(passed=1)
     assert stored_entries()["test_k.py::test_k"]["baseline"]["median"] == pytest.approx(1e-4)
+
+
+LUCKY_FINALISTS_CONFTEST = """
+import inspect
+
+import pytest
+
+
+class LuckyFinalistTimer:
+    \"\"\"100us, except in the search and the finalist rounds (50us): a winner that was lucky.\"\"\"
+
+    def __call__(self, fn, autotune):
+        result = fn()
+        tuning = any(frame.function in ("_search", "_remeasure") for frame in inspect.stack())
+        return result, 5e-5 if tuning else 1e-4
+
+
+@pytest.fixture
+def autotune_timer():
+    return LuckyFinalistTimer()
+"""
+
+
+def test_a_tuned_baseline_is_measured_after_the_choice_not_taken_from_the_lucky_rounds(
+    project: pytest.Pytester, stored_entries: Entries
+) -> None:
+    project.makeconftest(LUCKY_FINALISTS_CONFTEST)
+    project.makepyfile(test_k=ONE_TEST)
+    project.runpytest("--autotune").assert_outcomes(passed=1)
+    assert stored_entries()["test_k.py::test_k"]["baseline"]["median"] == pytest.approx(1e-4)
+    project.runpytest().assert_outcomes(passed=1)  # unchanged code passes against that baseline

@@ -68,9 +68,12 @@ class BayesianOptimization(Strategy):
             rng=rng,
             fit_restarts=self.options.fit_restarts,
             lengthscale_floor=self.options.lengthscale_floor,
+            additive_mean=self.options.mean == "additive",
         )
         self.feasibility: FeasibilityModel | None = (
-            FeasibilityModel(rng=rng) if self.options.feasibility == "rf" else None
+            FeasibilityModel(rng=rng, extra_trees=self.options.feasibility == "et")
+            if self.options.feasibility != "off"
+            else None
         )
         self.optimizer = AcquisitionOptimizer(
             space,
@@ -78,6 +81,7 @@ class BayesianOptimization(Strategy):
             candidates=self.options.candidates,
             local_starts=self.options.local_starts,
             local_pool=self.options.local_pool,
+            pair_moves=self.options.pair_moves,
         )
         design_size = self.options.initial
         self.design_size = (

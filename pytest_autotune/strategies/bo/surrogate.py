@@ -30,6 +30,7 @@ from pytest_autotune.strategies.bo._gpytorch import gpytorch
 from pytest_autotune.strategies.bo.encoding import Encoding
 from pytest_autotune.strategies.bo.kernels import MixedMaternKernel
 from pytest_autotune.strategies.bo.options import PriorKind
+from pytest_autotune.strategies.bo.prior_mean import AdditivePrior
 
 __all__ = ["GPSurrogate", "TargetTransform"]
 
@@ -166,6 +167,7 @@ class GPSurrogate:
         cold_iterations: int = 25,
         restart_every: int = 10,
         always_restart_below: int = 20,
+        additive_mean: bool = False,
     ) -> None:
         self.encoding = encoding
         self.priors = priors
@@ -176,6 +178,7 @@ class GPSurrogate:
         self.cold_iterations = cold_iterations
         self.restart_every = restart_every
         self.always_restart_below = always_restart_below
+        self.additive_mean = additive_mean
         self._fits = 0
         self._lengthscale_prior = _lengthscale_prior(priors, encoding.dimension)
         # Smallest lengthscale per block: ``lengthscale_floor`` grid steps (at least MIN_LENGTHSCALE).
@@ -224,7 +227,14 @@ class GPSurrogate:
             raise ValueError("GPSurrogate.fit needs at least one observation")
         self.transform = TargetTransform.fit(values, log=self.log_transform)
         x = torch.as_tensor(features, dtype=DTYPE)
-        z = torch.as_tensor(self.transform(values), dtype=DTYPE)
+        targets = self.transform(values)
+        prior: AdditivePrior | None = None
+        if self.additive_mean:
+            prior = AdditivePrior().fit(features, targets)
+            residual = targets - prior(features)
+            z = torch.as_tensor(residual, dtype=DTYPE)
+        else:
+            z = torch.as_tensor(targets, dtype=DTYPE)
         model = self._build()
         starts: list[dict[str, torch.Tensor] | None] = []
         if self._state is None:
@@ -255,7 +265,7 @@ class GPSurrogate:
         model.load_state_dict(best_state, strict=False)
         self._state = best_state
         self._model = model
-        self._cache = _PosteriorCache.of(model, x, z)
+        self._cache = _PosteriorCache.of(model, x, z, prior, float(targets.min()))
 
     @staticmethod
     def _optimise(model: _GPModel, x: torch.Tensor, z: torch.Tensor, iterations: int) -> float:
@@ -317,9 +327,13 @@ class _PosteriorCache:
     mean: float
     prior_var: float
     best: float
+    prior_mean: AdditivePrior | None
 
     @classmethod
-    def of(cls, model: _GPModel, x: torch.Tensor, z: torch.Tensor) -> _PosteriorCache:
+    def of(
+        cls, model: _GPModel, x: torch.Tensor, z: torch.Tensor, prior_mean: AdditivePrior | None, best: float
+    ) -> _PosteriorCache:
+        """The posterior of ``model`` given targets ``z`` (residuals of ``prior_mean`` when given)."""
         with torch.no_grad():
             k = model.covariance(x, x)
             noise = float(model.likelihood.noise.detach())
@@ -334,12 +348,14 @@ class _PosteriorCache:
                 jitter *= 10.0
             assert chol is not None
             alpha = torch.cholesky_solve((z - mean).unsqueeze(-1), chol)
-            return cls(model, x, chol, alpha, mean, model.prior_variance, float(z.min()))
+            return cls(model, x, chol, alpha, mean, model.prior_variance, best, prior_mean)
 
     def predict(self, xs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         with torch.no_grad():
             cross = self.model.covariance(xs, self.x)
             mean = self.mean + (cross @ self.alpha).squeeze(-1)
+            if self.prior_mean is not None:
+                mean = mean + torch.as_tensor(self.prior_mean(xs.numpy()), dtype=DTYPE)
             v = torch.linalg.solve_triangular(self.chol, cross.transpose(-1, -2), upper=False)
             var = (self.prior_var - (v * v).sum(-2)).clamp_min(1e-12)
             return mean, var.sqrt()
