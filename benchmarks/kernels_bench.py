@@ -17,9 +17,10 @@ time is by default the median over its trials of each trial's fastest run (see
 :func:`with_statistic`; ``--statistic min|median`` over all runs instead): the machine is shared,
 and the fastest run is the one least disturbed by other processes. The configurations are measured
 in random order (a burst of load then slows scattered configurations, not a region of the space),
-and the 30 fastest of each kernel (and its default) are measured twice more in interleaved rounds
-(``kernels_measure.py --refine 30 --rounds 2``), so that the optimum rests on three trials, not a
-lucky one. Two columns say how hard the target is: ``near`` counts the configurations within 0.95 of
+and the 100 fastest of each kernel (and its default) are measured ten times more in interleaved
+rounds (``kernels_measure.py --refine 100 --rounds 10``), so that the optimum and its rivals rest on
+eleven trials, not a lucky one (with fewer rounds the recorded optimum of a memory-bound kernel was
+a needle of luck that no tuner could be expected to find). Two columns say how hard the target is: ``near`` counts the configurations within 0.95 of
 the best (1 or 2: the target means finding that needle), ``noise`` is the median relative range of
 the re-measured configurations' trial minima (when it exceeds 5%, configurations within 0.95 of the
 best cannot be told apart from it by one measurement). The wall time

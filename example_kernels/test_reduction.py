@@ -37,6 +37,10 @@ def make_problem() -> dict[str, object]:
     VW=Set(1, 2, 4, 8, where=lambda EPT, VW: EPT % VW == 0, default=1),  # vector width of the loads
     UNROLL=Set(1, 2, 4, 8, where=lambda EPT, VW, UNROLL: (EPT // VW) % UNROLL == 0, default=1),
     STRIDED=Bool(default=True),  # interleaved (GPU-style) or contiguous chunks per work-item
+    # Memory-bound: on a shared 2-vCPU VM its time moves by up to ~25% between processes (page
+    # placement, the host's other tenants in the shared L3), beyond what one process's spread shows;
+    # a 30% tolerance keeps the regression gate from failing unchanged code.
+    tolerance="30%",
 )
 def test_reduction(autotune, cl_queue):
     problem = make_problem()

@@ -43,6 +43,10 @@ def make_problem() -> dict[str, np.ndarray]:
     LS=Pow2(1, 8192, where=lambda WPT, LS: (N // WPT) % LS == 0, default=64),
     VW=Set(1, 2, 4, 8, where=lambda WPT, VW: WPT % VW == 0, default=1),  # vector width
     STRIDED=Bool(default=False),  # GPU-style interleaved (True) or contiguous (False) chunks
+    # Memory-bound: on a shared 2-vCPU VM its time moves by up to ~25% between processes (page
+    # placement, the host's other tenants in the shared L3), beyond what one process's spread shows;
+    # a 30% tolerance keeps the regression gate from failing unchanged code.
+    tolerance="30%",
 )
 def test_saxpy(autotune, cl_queue):
     problem = make_problem()
