@@ -20,8 +20,9 @@ in random order (a burst of load then slows scattered configurations, not a regi
 and the 100 fastest of each kernel (and its default) are measured ten times more in interleaved
 rounds (``kernels_measure.py --refine 100 --rounds 10``), so that the optimum and its rivals rest on
 eleven trials, not a lucky one (with fewer rounds the recorded optimum of a memory-bound kernel was
-a needle of luck that no tuner could be expected to find). Two columns say how hard the target is: ``near`` counts the configurations within 0.95 of
-the best (1 or 2: the target means finding that needle), ``noise`` is the median relative range of
+a needle of luck that no tuner could be expected to find). Two columns say how hard the target
+is: ``near`` counts the configurations within 0.95 of the best (1 or 2: the target means finding
+that needle), ``noise`` is the median relative range of
 the re-measured configurations' trial minima (when it exceeds 5%, configurations within 0.95 of the
 best cannot be told apart from it by one measurement). The wall time
 of tuning is simulated as what the evaluated trials took when measured (builds, runs, checks) plus
