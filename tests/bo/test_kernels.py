@@ -11,6 +11,7 @@ import torch
 from pytest_autotune.strategies.bo.kernels import (
     BlockDistance,
     CategoricalDistance,
+    EqualityKernel,
     HammingPermutationDistance,
     KendallDistance,
     MixedMaternKernel,
@@ -162,3 +163,28 @@ def test_lengthscale_gradient_is_finite_on_duplicates() -> None:
     grad = kernel.raw_lengthscale.grad
     assert grad is not None
     assert bool(torch.isfinite(grad).all())
+
+
+def test_equality_kernel_counts_agreeing_parameters() -> None:
+    # Blocks: column 0 (numeric), column 1 (categorical code), columns 2-5 (a permutation).
+    kernel = EqualityKernel([slice(0, 1), slice(1, 2), slice(2, 6)])
+    a = [0.25, 1.0, *positions((0, 1, 2, 3))]
+    b = [0.25, 2.0, *positions((0, 1, 2, 3))]  # differs in the category only
+    c = [0.5, 2.0, *positions((1, 0, 2, 3))]  # differs everywhere from a
+    x = torch.tensor([a, b, c])
+    k = kernel.forward(x, x)
+    assert k[0, 1] == pytest.approx(2 / 3)
+    assert k[0, 2] == pytest.approx(0.0)
+    assert k[1, 2] == pytest.approx(1 / 3)
+    assert torch.allclose(k.diagonal(), torch.ones(3))
+    assert torch.allclose(kernel.forward(x, x.flip(0), diag=True), k.flip(1).diagonal())
+
+
+def test_equality_kernel_is_positive_semidefinite() -> None:
+    kernel = EqualityKernel([slice(0, 1), slice(1, 2), slice(2, 6), slice(6, 7)])
+    x = random_features(50, seed=6)
+    x[:, 0] = torch.round(x[:, 0] * 4) / 4  # repeated numeric values, as on a grid
+    x = torch.cat([x, x[:5]])  # duplicated rows
+    k = kernel.forward(x, x)
+    assert torch.allclose(k, k.T)
+    assert float(torch.linalg.eigvalsh(k).min()) > -1e-9

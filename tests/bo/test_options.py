@@ -13,6 +13,7 @@ def test_defaults() -> None:
     assert options.log_transform is True
     assert options.permutation_distance == "spearman"
     assert options.initial is None
+    assert options.kernel == "matern+additive"
 
 
 def test_strings_are_coerced() -> None:
@@ -24,6 +25,8 @@ def test_strings_are_coerced() -> None:
     )
     assert BOOptions.parse({"log_transform": False, "feasibility": False}).feasibility == "off"
     assert BOOptions.parse({"initial": "auto"}).initial is None
+    parsed = BOOptions.parse({"kernel": "Matern", "additive_scale": "0.5"})
+    assert (parsed.kernel, parsed.additive_scale) == ("matern", 0.5)
 
 
 @pytest.mark.parametrize(
@@ -35,6 +38,8 @@ def test_strings_are_coerced() -> None:
         ({"candidates": "many"}, "candidates='many'"),
         ({"permutation_distance": "euclid"}, "permutation_distance='euclid'"),
         ({"initial": 2.5}, "initial=2.5"),
+        ({"kernel": "rbf"}, "kernel='rbf'"),
+        ({"additive_scale": 0}, "additive_scale=0"),
     ],
 )
 def test_bad_values_name_the_option(options: dict[str, object], message: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_autotune.space import Categorical, Interval, Permutation, build_space
+from pytest_autotune.space import Categorical, Interval, Permutation, Set, build_space
 from pytest_autotune.strategies.bo.encoding import Encoding
 from pytest_autotune.strategies.bo.surrogate import GPSurrogate, TargetTransform
 
@@ -90,3 +90,44 @@ def test_constant_parameters_are_not_modelled() -> None:
     encoding = Encoding.of(space)
     assert [b.name for b in encoding.blocks] == ["a", "c"]
     assert encoding.dimension == 2
+
+
+def test_additive_kernel_learns_values_that_are_good_apart() -> None:
+    # Work-group widths 16..256: only 64, 128 and 256 are fast, their neighbours are slow. A
+    # stationary kernel over the position cannot express that; one effect per value can.
+    space = build_space({"w": Set(*range(16, 257, 16)), "t": Interval(1, 8), "c": Categorical("x", "y")})
+    fast = {64, 128, 256}
+
+    def cost(config: dict) -> float:  # type: ignore[type-arg]
+        scale = 1.0 if config["w"] in fast else 10.0
+        return scale * (1.0 + 0.1 * config["t"]) * (1.3 if config["c"] == "y" else 1.0)
+
+    encoding = Encoding.of(space)
+    test = space.sample(300, np.random.default_rng(4))
+    for seed in range(3):
+        draw = np.random.default_rng(100 + seed)
+        # Every width three times, with random other parameters.
+        configs = [
+            {"w": w, "t": int(draw.integers(1, 9)), "c": str(draw.choice(["x", "y"]))}
+            for w in range(16, 257, 16)
+            for _ in range(3)
+        ]
+        train = space.to_points(configs).unique()
+        values = np.array([cost(c) for c in space.configs(train)])
+        errors = {}
+        for additive in (False, True):
+            surrogate = GPSurrogate(
+                encoding,
+                priors="gamma",
+                log_transform=True,
+                rng=np.random.default_rng(seed),
+                additive_kernel=additive,
+                fit_restarts=3,
+            )
+            surrogate.fit(encoding.features(train), values)
+            assert surrogate.transform is not None
+            mean, _ = surrogate.predict(encoding.features(test))
+            truth = surrogate.transform(np.array([cost(c) for c in space.configs(test)]))
+            errors[additive] = float(np.sqrt(np.mean((mean.numpy() - truth) ** 2)))
+        assert errors[True] < 0.01, errors  # log cost is exactly additive: learnt from the data
+        assert errors[True] < 0.2 * errors[False], errors

@@ -132,6 +132,10 @@ class Encoding:
             spacing[i] = float(gaps.min())
         return spacing
 
+    def discrete_blocks(self) -> list[slice]:
+        """Feature columns of each modelled parameter with finitely many values (not continuous)."""
+        return [b.columns for b in self.blocks if not self.space.params[b.name].is_continuous]
+
     def active_columns(self) -> NDArray[np.int64]:
         """Feature columns of the modelled blocks (for models that take plain columns)."""
         cols = [np.arange(b.columns.start, b.columns.stop) for b in self.blocks]

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
-from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+from sklearn.ensemble import RandomForestClassifier
 
 from pytest_autotune.outcome import Label
 
@@ -50,15 +50,13 @@ class FeasibilityModel:
         min_per_label: int = 5,
         balanced: bool = True,
         max_features: float | str | None = None,
-        extra_trees: bool = False,
     ) -> None:
         self.rng = rng
         self.trees = trees
         self.min_per_label = min_per_label
         self.balanced = balanced
         self.max_features = max_features
-        self.extra_trees = extra_trees
-        self._forests: list[RandomForestClassifier | ExtraTreesClassifier] = []
+        self._forests: list[RandomForestClassifier] = []
 
     @property
     def active(self) -> bool:
@@ -83,8 +81,7 @@ class FeasibilityModel:
         self._forests = []
         for group in self._groups(labels):
             target = np.fromiter((label in group for label in labels), dtype=bool, count=len(labels))
-            forest_class = ExtraTreesClassifier if self.extra_trees else RandomForestClassifier
-            forest = forest_class(
+            forest = RandomForestClassifier(
                 n_estimators=self.trees,
                 max_features=self.max_features,
                 class_weight="balanced" if self.balanced else None,

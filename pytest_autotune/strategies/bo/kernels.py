@@ -39,6 +39,7 @@ from pytest_autotune.strategies.bo._gpytorch import gpytorch
 __all__ = [
     "BlockDistance",
     "CategoricalDistance",
+    "EqualityKernel",
     "HammingPermutationDistance",
     "KendallDistance",
     "MixedMaternKernel",
@@ -252,3 +253,36 @@ class MixedMaternKernel(gpytorch.kernels.Kernel):  # type: ignore[misc]
         self, x1: torch.Tensor, x2: torch.Tensor, diag: bool = False, **params: object
     ) -> torch.Tensor:
         return matern52(self.scaled_sq_dist(x1, x2, diag=diag))
+
+
+class EqualityKernel(gpytorch.kernels.Kernel):  # type: ignore[misc]
+    """First-order additive kernel: the share of parameters on which two configurations agree.
+
+    ``k(x, x') = (1 / B) sum_b [x_b == x'_b]`` over the given blocks (each
+    a slice of feature columns; a block agrees when all its columns are
+    equal). Each term is the inner product of one-hot codes of the block's
+    value, so the kernel is positive semi-definite. Added to the Matern
+    kernel it gives every parameter value its own random effect, whatever
+    the order of the values: the GP form of a ridge-regressed additive model,
+    with the strength of the effects fitted as an output scale. It captures
+    parameters whose good values are not neighbours (a work-group width of
+    64 or 128 fast, 48 or 80 between them ten times slower).
+    """
+
+    def __init__(self, blocks: Sequence[slice], **kwargs: object) -> None:
+        if not blocks:
+            raise ValueError("EqualityKernel needs at least one parameter block")
+        super().__init__(**kwargs)
+        self.block_slices = list(blocks)
+
+    def forward(
+        self, x1: torch.Tensor, x2: torch.Tensor, diag: bool = False, **params: object
+    ) -> torch.Tensor:
+        total: torch.Tensor | None = None
+        for columns in self.block_slices:
+            a, b = x1[..., columns], x2[..., columns]
+            same = (a == b).all(-1) if diag else (a.unsqueeze(-2) == b.unsqueeze(-3)).all(-1)
+            part = same.to(x1.dtype)
+            total = part if total is None else total + part
+        assert total is not None
+        return total / len(self.block_slices)

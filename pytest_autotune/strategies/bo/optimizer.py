@@ -75,7 +75,6 @@ class AcquisitionOptimizer:
         sweep: int = 32,
         perturbations: int = 128,
         step: float = 0.15,
-        pair_moves: int = 0,
     ) -> None:
         self.space = space
         self.rng = rng
@@ -88,7 +87,6 @@ class AcquisitionOptimizer:
         self.sweep = sweep
         self.perturbations = perturbations
         self.step = step
-        self.pair_moves = pair_moves
         self.expansions = 0  # neighbourhoods computed by the space (not served from the cache)
         self._neighbours: OrderedDict[Hashable, Points] = OrderedDict()
 
@@ -137,17 +135,7 @@ class AcquisitionOptimizer:
         moved[lone, self.rng.integers(0, dims, size=int(lone.sum()))] = True
         steps = self.rng.normal(0.0, self.step, size=base.shape)
         perturbed = np.where(moved, base + steps, base)
-        parts = [sweeps.reshape(-1, dims), perturbed]
-        if self.pair_moves > 0 and dims >= 2:
-            # Two-parameter jumps: two coordinates of the incumbent set anywhere in their range.
-            pairs = np.repeat(centres, self.pair_moves, axis=0)
-            rows = np.arange(len(pairs))
-            first = self.rng.integers(0, dims, size=len(pairs))
-            second = (first + self.rng.integers(1, dims, size=len(pairs))) % dims
-            pairs[rows, first] = 1.0 - self.rng.random(len(pairs))
-            pairs[rows, second] = 1.0 - self.rng.random(len(pairs))
-            parts.append(pairs)
-        coords = np.concatenate(parts)
+        coords = np.concatenate([sweeps.reshape(-1, dims), perturbed])
         return np.asarray(np.clip(coords, 1e-9, 1.0), dtype=np.float64)
 
     def maximise(

@@ -16,8 +16,8 @@ __all__ = ["BOOptions", "PermutationDistance", "PriorKind"]
 
 PriorKind = Literal["gamma", "dim", "off"]
 PermutationDistance = Literal["spearman", "kendall", "hamming", "categorical"]
-FeasibilityKind = Literal["rf", "et", "off"]
-MeanKind = Literal["constant", "additive"]
+FeasibilityKind = Literal["rf", "off"]
+KernelKind = Literal["matern", "matern+additive"]
 
 _TRUE: Final = {"1", "true", "yes", "on"}
 _FALSE: Final = {"0", "false", "no", "off"}
@@ -68,16 +68,16 @@ def _as_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
 class BOOptions:
     """Knobs of :class:`~pytest_autotune.strategies.bo.BayesianOptimization`.
 
-    * ``feasibility``: ``"rf"`` learns hidden constraints with random forests,
-      ``"et"`` with extremely randomised trees (split thresholds drawn at
-      random, so the probability of failure fades over the gap between a
-      failure and the nearest success instead of jumping at its midpoint);
+    * ``feasibility``: ``"rf"`` learns hidden constraints with random forests;
       ``"off"`` gives failures the worst observed value instead (ablation).
     * ``feasibility_threshold``: largest minimum probability of feasibility
       drawn per suggestion (BaCO's random threshold; 0 is always possible).
-    * ``mean``: GP prior mean, ``"constant"`` or ``"additive"`` (a ridge
-      sum of one effect per parameter value, fitted to the observations;
-      see :mod:`~pytest_autotune.strategies.bo.prior_mean`).
+    * ``kernel``: ``"matern"`` (Matern-5/2 over BaCO's mixed distance) or
+      ``"matern+additive"`` (plus a fitted share of an equality kernel: one
+      random effect per parameter value, see
+      :class:`~pytest_autotune.strategies.bo.kernels.EqualityKernel`).
+    * ``additive_scale``: prior mean of the additive kernel's output scale
+      (standardised target units; a gamma prior of shape 1.5).
     * ``log_transform``: model the logarithm of the objective's magnitude.
     * ``priors``: lengthscale prior, ``"gamma"`` (BaCO-style), ``"dim"``
       (scaled with the dimension) or ``"off"``.
@@ -88,9 +88,6 @@ class BOOptions:
     * ``local_starts``: starting points of the local search.
     * ``local_pool``: also score one-parameter sweeps and trust-region
       perturbations around the incumbents (see the optimizer module).
-    * ``pair_moves``: two-parameter jumps per incumbent added to the local
-      pool (two coordinates redrawn uniformly), so a better configuration
-      two parameters away from an incumbent is scored.
     * ``local_every``: every that many model-based suggestions, search only
       the incumbents' region (a trust-region step; ``0``: never), once as
       many global model-based suggestions as design points were made.
@@ -102,7 +99,8 @@ class BOOptions:
 
     feasibility: FeasibilityKind = "rf"
     feasibility_threshold: float = 0.9
-    mean: MeanKind = "constant"
+    kernel: KernelKind = "matern+additive"
+    additive_scale: float = 1.5
     log_transform: bool = True
     priors: PriorKind = "gamma"
     permutation_distance: PermutationDistance = "spearman"
@@ -112,7 +110,6 @@ class BOOptions:
     local_starts: int = 8
     local_pool: bool = True
     local_every: int = 2
-    pair_moves: int = 0
     lengthscale_floor: float = 1.0
     fit_restarts: int = 1
     threads: int = 1
@@ -125,9 +122,10 @@ class BOOptions:
         if unknown:
             raise TypeError(f"BayesianOptimization: unknown options {unknown}; known: {sorted(known)}")
         parsers: dict[str, Callable[[object], object]] = {
-            "feasibility": lambda v: _as_choice("feasibility", v, ("rf", "et", "off")),
+            "feasibility": lambda v: _as_choice("feasibility", v, ("rf", "off")),
             "feasibility_threshold": lambda v: _as_float("feasibility_threshold", v, lo=0.0, hi=1.0),
-            "mean": lambda v: _as_choice("mean", v, ("constant", "additive")),
+            "kernel": lambda v: _as_choice("kernel", v, ("matern", "matern+additive")),
+            "additive_scale": lambda v: _as_float("additive_scale", v, lo=1e-3, hi=100.0),
             "log_transform": lambda v: _as_bool("log_transform", v),
             "priors": lambda v: _as_choice("priors", v, ("gamma", "dim", "off")),
             "permutation_distance": lambda v: _as_choice(
@@ -141,7 +139,6 @@ class BOOptions:
             "local_starts": lambda v: _as_int("local_starts", v, minimum=0),
             "local_pool": lambda v: _as_bool("local_pool", v),
             "local_every": lambda v: _as_int("local_every", v, minimum=0),
-            "pair_moves": lambda v: _as_int("pair_moves", v, minimum=0),
             "lengthscale_floor": lambda v: _as_float("lengthscale_floor", v, lo=0.0, hi=100.0),
             "fit_restarts": lambda v: _as_int("fit_restarts", v, minimum=0),
             "threads": lambda v: _as_int("threads", v, minimum=0),

@@ -68,12 +68,11 @@ class BayesianOptimization(Strategy):
             rng=rng,
             fit_restarts=self.options.fit_restarts,
             lengthscale_floor=self.options.lengthscale_floor,
-            additive_mean=self.options.mean == "additive",
+            additive_kernel=self.options.kernel == "matern+additive",
+            additive_scale=self.options.additive_scale,
         )
         self.feasibility: FeasibilityModel | None = (
-            FeasibilityModel(rng=rng, extra_trees=self.options.feasibility == "et")
-            if self.options.feasibility != "off"
-            else None
+            FeasibilityModel(rng=rng) if self.options.feasibility == "rf" else None
         )
         self.optimizer = AcquisitionOptimizer(
             space,
@@ -81,7 +80,6 @@ class BayesianOptimization(Strategy):
             candidates=self.options.candidates,
             local_starts=self.options.local_starts,
             local_pool=self.options.local_pool,
-            pair_moves=self.options.pair_moves,
         )
         design_size = self.options.initial
         self.design_size = (

@@ -3,8 +3,12 @@
 * Targets: the logarithm of the objective's magnitude (optional), then
   standardised (:class:`TargetTransform`).
 * Model: constant mean, ``ScaleKernel(MixedMaternKernel)`` over the encoded
-  parameters, Gaussian noise bounded below by a jitter; gpytorch provides
-  the modules, parameter constraints and hyperparameter priors.
+  parameters, optionally plus ``ScaleKernel(EqualityKernel)`` over the
+  parameters with finitely many values (one random effect per parameter
+  value; its output scale, fitted with the rest, decides how much of the
+  objective is a sum of per-value effects), Gaussian noise bounded below by
+  a jitter; gpytorch provides the modules, parameter constraints and
+  hyperparameter priors.
 * Hyperparameters: maximum a posteriori (exact marginal likelihood plus the
   registered priors) by L-BFGS, warm-started from the previous fit, with
   random restarts on every fit while data is scarce and periodically after.
@@ -28,9 +32,8 @@ from numpy.typing import NDArray
 
 from pytest_autotune.strategies.bo._gpytorch import gpytorch
 from pytest_autotune.strategies.bo.encoding import Encoding
-from pytest_autotune.strategies.bo.kernels import MixedMaternKernel
+from pytest_autotune.strategies.bo.kernels import EqualityKernel, MixedMaternKernel
 from pytest_autotune.strategies.bo.options import PriorKind
-from pytest_autotune.strategies.bo.prior_mean import AdditivePrior
 
 __all__ = ["GPSurrogate", "TargetTransform"]
 
@@ -89,21 +92,31 @@ class _GPModel(gpytorch.Module):  # type: ignore[misc]
         likelihood: gpytorch.likelihoods.GaussianLikelihood,
         kernel: MixedMaternKernel,
         outputscale_prior: gpytorch.priors.Prior | None,
+        additive: EqualityKernel | None = None,
+        additive_prior: gpytorch.priors.Prior | None = None,
     ) -> None:
         super().__init__()
         self.likelihood = likelihood
         self.mean_module = gpytorch.means.ConstantMean()
         self.covar_module = gpytorch.kernels.ScaleKernel(kernel, outputscale_prior=outputscale_prior)
+        self.additive_module = None
+        if additive is not None:
+            self.additive_module = gpytorch.kernels.ScaleKernel(additive, outputscale_prior=additive_prior)
 
     def covariance(self, x1: torch.Tensor, x2: torch.Tensor) -> torch.Tensor:
         """Prior covariance matrix between rows of ``x1`` and ``x2`` (dense)."""
         covariance: torch.Tensor = self.covar_module.forward(x1, x2)
+        if self.additive_module is not None:
+            covariance = covariance + self.additive_module.forward(x1, x2)
         return covariance
 
     @property
     def prior_variance(self) -> float:
-        """``k(x, x)``, the same for every ``x`` (a correlation kernel times the output scale)."""
-        return float(self.covar_module.outputscale.detach())
+        """``k(x, x)``, the same for every ``x`` (correlation kernels times their output scales)."""
+        variance = float(self.covar_module.outputscale.detach())
+        if self.additive_module is not None:
+            variance += float(self.additive_module.outputscale.detach())
+        return variance
 
     def negative_log_posterior(self, x: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
         """``-(log p(z | x, theta) + log p(theta)) / n``: the exact marginal likelihood plus priors.
@@ -167,7 +180,8 @@ class GPSurrogate:
         cold_iterations: int = 25,
         restart_every: int = 10,
         always_restart_below: int = 20,
-        additive_mean: bool = False,
+        additive_kernel: bool = False,
+        additive_scale: float = 1.5,
     ) -> None:
         self.encoding = encoding
         self.priors = priors
@@ -178,7 +192,8 @@ class GPSurrogate:
         self.cold_iterations = cold_iterations
         self.restart_every = restart_every
         self.always_restart_below = always_restart_below
-        self.additive_mean = additive_mean
+        self._additive_blocks = encoding.discrete_blocks() if additive_kernel else []
+        self.additive_scale = additive_scale
         self._fits = 0
         self._lengthscale_prior = _lengthscale_prior(priors, encoding.dimension)
         # Smallest lengthscale per block: ``lengthscale_floor`` grid steps (at least MIN_LENGTHSCALE).
@@ -205,7 +220,11 @@ class GPSurrogate:
             ),
         )
         outputscale_prior = gpytorch.priors.GammaPrior(2.0, 0.15) if with_priors else None
-        model: _GPModel = _GPModel(likelihood, kernel, outputscale_prior).to(DTYPE)
+        additive = EqualityKernel(self._additive_blocks) if self._additive_blocks else None
+        additive_prior = (
+            gpytorch.priors.GammaPrior(1.5, 1.5 / self.additive_scale) if with_priors and additive else None
+        )
+        model: _GPModel = _GPModel(likelihood, kernel, outputscale_prior, additive, additive_prior).to(DTYPE)
         return model
 
     def _random_start(self, model: _GPModel) -> None:
@@ -217,6 +236,10 @@ class GPSurrogate:
             torch.as_tensor(lengthscale, dtype=DTYPE), 1.01 * self._min_lengthscale
         ).clamp(max=0.5 * MAX_LENGTHSCALE)
         model.covar_module.outputscale = torch.tensor(float(np.exp(self.rng.uniform(-1.0, 1.0))), dtype=DTYPE)
+        if model.additive_module is not None:
+            model.additive_module.outputscale = torch.tensor(
+                float(np.exp(self.rng.uniform(-2.0, 0.0))), dtype=DTYPE
+            )
         model.likelihood.noise = torch.tensor(float(np.exp(self.rng.uniform(-9.0, -3.0))), dtype=DTYPE)
         model.mean_module.constant.data.fill_(float(self.rng.normal(0.0, 0.5)))
 
@@ -227,14 +250,7 @@ class GPSurrogate:
             raise ValueError("GPSurrogate.fit needs at least one observation")
         self.transform = TargetTransform.fit(values, log=self.log_transform)
         x = torch.as_tensor(features, dtype=DTYPE)
-        targets = self.transform(values)
-        prior: AdditivePrior | None = None
-        if self.additive_mean:
-            prior = AdditivePrior().fit(features, targets)
-            residual = targets - prior(features)
-            z = torch.as_tensor(residual, dtype=DTYPE)
-        else:
-            z = torch.as_tensor(targets, dtype=DTYPE)
+        z = torch.as_tensor(self.transform(values), dtype=DTYPE)
         model = self._build()
         starts: list[dict[str, torch.Tensor] | None] = []
         if self._state is None:
@@ -265,7 +281,7 @@ class GPSurrogate:
         model.load_state_dict(best_state, strict=False)
         self._state = best_state
         self._model = model
-        self._cache = _PosteriorCache.of(model, x, z, prior, float(targets.min()))
+        self._cache = _PosteriorCache.of(model, x, z)
 
     @staticmethod
     def _optimise(model: _GPModel, x: torch.Tensor, z: torch.Tensor, iterations: int) -> float:
@@ -313,6 +329,9 @@ class GPSurrogate:
             "outputscale": float(m.covar_module.outputscale.detach()),
             "noise": float(m.likelihood.noise.detach()),
             "mean": float(m.mean_module.constant.detach()),
+            "additive_outputscale": (
+                0.0 if m.additive_module is None else float(m.additive_module.outputscale.detach())
+            ),
         }
 
 
@@ -327,13 +346,9 @@ class _PosteriorCache:
     mean: float
     prior_var: float
     best: float
-    prior_mean: AdditivePrior | None
 
     @classmethod
-    def of(
-        cls, model: _GPModel, x: torch.Tensor, z: torch.Tensor, prior_mean: AdditivePrior | None, best: float
-    ) -> _PosteriorCache:
-        """The posterior of ``model`` given targets ``z`` (residuals of ``prior_mean`` when given)."""
+    def of(cls, model: _GPModel, x: torch.Tensor, z: torch.Tensor) -> _PosteriorCache:
         with torch.no_grad():
             k = model.covariance(x, x)
             noise = float(model.likelihood.noise.detach())
@@ -348,14 +363,12 @@ class _PosteriorCache:
                 jitter *= 10.0
             assert chol is not None
             alpha = torch.cholesky_solve((z - mean).unsqueeze(-1), chol)
-            return cls(model, x, chol, alpha, mean, model.prior_variance, best, prior_mean)
+            return cls(model, x, chol, alpha, mean, model.prior_variance, float(z.min()))
 
     def predict(self, xs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         with torch.no_grad():
             cross = self.model.covariance(xs, self.x)
             mean = self.mean + (cross @ self.alpha).squeeze(-1)
-            if self.prior_mean is not None:
-                mean = mean + torch.as_tensor(self.prior_mean(xs.numpy()), dtype=DTYPE)
             v = torch.linalg.solve_triangular(self.chol, cross.transpose(-1, -2), upper=False)
             var = (self.prior_var - (v * v).sum(-2)).clamp_min(1e-12)
             return mean, var.sqrt()
