@@ -48,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kernels_cases import CASES, KernelCase, case_by_name
 
 from pytest_autotune.replay import Replay
+from pytest_autotune.strategies import parse_strategy_spec
 from pytest_autotune.tuner import Tuner
 
 FRACTION_TARGET = 0.95
@@ -156,9 +157,15 @@ def load_case(case: KernelCase, statistic: str) -> CaseData | str:
     )
 
 
+def make_tuner(data: CaseData, strategy: str, seed: int, budget: int) -> Tuner:
+    """A tuner of ``data``'s space for a strategy spec (``name`` or ``name:key=value,...``)."""
+    name, options = parse_strategy_spec(strategy)
+    return Tuner(data.replay.space, name, abort=budget, seed=seed, strategy_options=options)
+
+
 def replay_run(data: CaseData, strategy: str, seed: int, budget: int) -> Run:
     """Tune ``data``'s space by replaying its measurements."""
-    tuner = Tuner(data.replay.space, strategy, abort=budget, seed=seed)
+    tuner = make_tuner(data, strategy, seed, budget)
     result = tuner.run(data.replay.objective)
     strategy_s = sum(record.suggest_seconds for record in result.history)
     wall_s = strategy_s + sum(data.trial_seconds(record.config) for record in result.history)
@@ -172,7 +179,7 @@ def live_run(data: CaseData, strategy: str, seed: int, budget: int) -> Run:
 
     objective = KernelTestObjective(data.case.load())
     start = time.perf_counter()
-    tuner = Tuner(data.replay.space, strategy, abort=budget, seed=seed)
+    tuner = make_tuner(data, strategy, seed, budget)
     result = tuner.run(objective)
     wall_s = time.perf_counter() - start
     strategy_s = sum(record.suggest_seconds for record in result.history)
@@ -257,7 +264,12 @@ def check_targets(rows: list[dict[str, Any]], strategy: str) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kernels", default=",".join(c.name for c in CASES), help="comma-separated names")
-    parser.add_argument("--strategies", default="bo,random", help="registry names; the first is the default")
+    parser.add_argument(
+        "--strategies",
+        nargs="+",
+        default=["bo", "random"],
+        help="strategy specs (name or name:key=value,...); the first is judged against the targets",
+    )
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--budget", type=int, default=50, help="evaluations per tuning run")
     parser.add_argument("--quick", action="store_true", help="smoke run: 2 seeds, 20 evaluations")
@@ -277,7 +289,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.seeds, args.budget = 2, 20
     if args.live:
         args.seeds = 1
-    strategies = [s for s in args.strategies.split(",") if s]
+    strategies = list(args.strategies)
+    for spec in strategies:
+        try:
+            parse_strategy_spec(spec)
+        except ValueError as exc:
+            parser.error(str(exc))
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     started = time.perf_counter()
     rows: list[dict[str, Any]] = []

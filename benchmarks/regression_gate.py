@@ -17,7 +17,7 @@ then mostly wait while a kernel runs instead of preempting it. Report the machin
     nice -n -10 .venv/bin/python benchmarks/regression_gate.py [--unchanged 300] [--per-level 100]
 
 "achieved ratio" is a run's judged median over the median of the unchanged runs of its block; a
-slowed run is judged on the least disturbed of up to three measurements and an unchanged run
+slowed run is judged on the least disturbed of up to six measurements and an unchanged run
 usually on one, so the ratio understates the injected slowdown slightly.
 """
 

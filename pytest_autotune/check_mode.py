@@ -9,10 +9,11 @@ measured on the undisturbed half of the samples, ``2 x (median - q1)`` for times
 
 A measurement within ``baseline * (1 + tolerance)`` (or the floor) settles the check at once.
 Otherwise (a regression, or a pass that needed the noise band) the body is measured again, up to
-:data:`CONFIRMATIONS` more times, stopping at the first settled measurement, and the verdict is
+:data:`CONFIRMATIONS` more times, each after a growing pause (interference comes in bursts that
+idle time ends), stopping at the first settled measurement, and the verdict is
 that of the least disturbed measurement (the lowest median,
 :func:`pytest_autotune.measure.least_disturbed`): a test fails only when even the least disturbed
-of three measurements is beyond the limit. Baselines are least disturbed measurements too, of
+of six measurements is beyond the limit. Baselines are least disturbed measurements too, of
 :data:`BASELINE_RUNS` body calls (:func:`fresh_baseline`; after tuning, the final call and more
 calls, never the finalist rounds that chose the winner). The mirror condition marks the test
 *faster* than its baseline (a hint to refresh the baseline).
@@ -26,13 +27,14 @@ again (``benchmarks/regression_gate.py`` measures both rules).
 
 from __future__ import annotations
 
+import time
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pytest_autotune.fixture import MEASURE_REPEAT, Autotune
-from pytest_autotune.measure import Stats, least_disturbed, robust_spread
+from pytest_autotune.measure import Stats, least_disturbed, pause_before_remeasuring, robust_spread
 from pytest_autotune.policy import Policy, format_seconds
 from pytest_autotune.runner import run_final
 from pytest_autotune.store import config_from_json
@@ -55,8 +57,13 @@ __all__ = [
     "select_config",
 ]
 
-#: Re-measurements that must confirm a regression before the test fails.
-CONFIRMATIONS: Final = 2
+#: Re-measurements that must confirm a regression before the test fails: fresh calls of the body,
+#: each after the timer's growing pause (:meth:`DefaultTimer.confirmation_pause`), since
+#: interference comes in bursts. Only a failing or borderline test pays for them: a measurement
+#: within the tolerance settles the check at once. With two, back to back, a plain run of the
+#: tuned example kernels failed a memory-bound one (2x slower right after process start) in 3 of
+#: 22 runs on a 2-vCPU VM.
+CONFIRMATIONS: Final = 5
 #: Measurements (calls of the body) of a refreshed baseline (``--autotune-update-baseline``); the
 #: least disturbed one becomes the baseline.
 BASELINE_RUNS: Final = 5
@@ -178,15 +185,20 @@ def regression_message(nodeid: str, device: str, verdict: Verdict, policy: Polic
     )
 
 
-def _measure(item: pytest.Function, autotune: Autotune, config: dict[str, Any]) -> Stats | None:
-    """One more measurement (pytest-benchmark records only the first call of the test)."""
+def _measure(item: pytest.Function, autotune: Autotune, config: dict[str, Any], attempt: int) -> Stats | None:
+    """Re-measurement ``attempt`` (1, 2, ...), after the timer's pause (pytest-benchmark records only
+    the first call of the test)."""
+    pause = pause_before_remeasuring(autotune.timer, attempt)
+    if pause > 0:
+        time.sleep(pause)
     return run_final(item, autotune, config, repeat=MEASURE_REPEAT, benchmark=False).stats
 
 
 def _measure_again(
     item: pytest.Function, autotune: Autotune, config: dict[str, Any], times: int
 ) -> list[Stats]:
-    return [stats for _ in range(times) if (stats := _measure(item, autotune, config)) is not None]
+    measured = (_measure(item, autotune, config, attempt) for attempt in range(1, times + 1))
+    return [stats for stats in measured if stats is not None]
 
 
 def fresh_baseline(
@@ -255,7 +267,7 @@ def check(
     measurements = [stats]
     verdict = judge(stats, baseline, policy)
     while not verdict.settled and len(measurements) <= CONFIRMATIONS:
-        again = _measure(item, autotune, config)
+        again = _measure(item, autotune, config, len(measurements))
         if again is None:
             break
         measurements.append(again)

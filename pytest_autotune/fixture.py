@@ -67,6 +67,11 @@ class Autotune:
         self._repeat_default = MEASURE_REPEAT
 
     @property
+    def timer(self) -> Timer:
+        """The timer that measures this test (the ``autotune_timer`` fixture)."""
+        return self._timer
+
+    @property
     def config(self) -> dict[str, Any]:
         """The configuration under test, by parameter name."""
         return self._config

@@ -25,6 +25,7 @@ __all__ = [
     "Timer",
     "least_disturbed",
     "opencl_events",
+    "pause_before_remeasuring",
     "robust_spread",
     "round_significant",
 ]
@@ -35,9 +36,21 @@ class Timer(Protocol):
 
     ``autotune`` is the test's ``autotune`` fixture: a simulator can read ``autotune.config``,
     ``autotune.device`` and ``autotune.nodeid`` to produce a time without running anything real.
+    A timer of real time may also define ``confirmation_pause(attempt) -> float``: the seconds to
+    wait before re-measurement ``attempt`` of a suspected regression (see :class:`DefaultTimer`).
     """
 
     def __call__(self, fn: Callable[[], Any], autotune: Any) -> tuple[Any, float]: ...
+
+
+def pause_before_remeasuring(timer: Timer, attempt: int) -> float:
+    """Seconds to wait before re-measurement ``attempt`` (1, 2, ...) of the same configuration.
+
+    A timer may define ``confirmation_pause(attempt) -> float``; one without it (a simulator)
+    gets no pause.
+    """
+    pause = getattr(timer, "confirmation_pause", None)
+    return float(pause(attempt)) if callable(pause) else 0.0
 
 
 def opencl_events(result: Any) -> list[Any] | None:
@@ -64,6 +77,16 @@ class DefaultTimer:
 
     def __init__(self, sync: Callable[[], Any] | None = None) -> None:
         self.sync = sync
+
+    def confirmation_pause(self, attempt: int) -> float:
+        """Idle seconds before re-measurement ``attempt``: 0.05, 0.1, 0.2, 0.4, then 0.8.
+
+        Interference with real measurements comes in bursts that idle time ends. On a 2-vCPU VM,
+        a memory-bound PoCL kernel measured back to back right after process start ran 2x slower
+        in all six measurements in 19 of 30 fresh processes; with these pauses, in none of 30
+        (the second measurement, 50 ms later, was already fast in most).
+        """
+        return min(0.05 * 2.0 ** (attempt - 1), 0.8)
 
     def __call__(self, fn: Callable[[], Any], autotune: Any) -> tuple[Any, float]:
         start = time.perf_counter()

@@ -2,12 +2,13 @@
 
 A timer slows the first ``AUTOTUNE_DISTURBED`` timed calls of each test (one measurement is
 ``MEASURE_REPEAT`` timed calls), as interference from other processes would, and leaves the rest
-at the fake cost. The check must judge the least disturbed of up to three measurements and a
+at the fake cost. The check must judge the least disturbed of up to CONFIRMATIONS + 1 measurements and a
 refreshed baseline must be the least disturbed of its measurements.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +16,7 @@ import pytest
 
 from pytest_autotune.check_mode import BASELINE_RUNS, CONFIRMATIONS
 from pytest_autotune.fixture import MEASURE_REPEAT
+from pytest_autotune.measure import DefaultTimer, pause_before_remeasuring
 
 Entries = Callable[[], dict[str, dict[str, Any]]]
 
@@ -79,6 +81,43 @@ def test_a_slowdown_seen_by_every_measurement_fails(
     result.stdout.fnmatch_lines(
         [f"*median 150us vs baseline 100us (+50.0%)*the least disturbed of {CONFIRMATIONS + 1} measurements*"]
     )
+
+
+def test_confirmations_wait_the_timers_growing_pauses(
+    tuned: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A timer that asks for pauses gets them, before each re-measurement and in order.
+    tuned.makeconftest(
+        DISTURBED_TIMER_CONFTEST
+        + """
+
+class PausingTimer(DisturbedTimer):
+    def confirmation_pause(self, attempt):
+        with open("pauses.txt", "a") as log:
+            log.write(f"{attempt}\\n")
+        return 0.001 * attempt
+
+
+@pytest.fixture
+def autotune_timer():
+    return PausingTimer()
+"""
+    )
+    monkeypatch.setenv("AUTOTUNE_DISTURBED", str((CONFIRMATIONS + 1) * MEASURE_REPEAT))
+    tuned.runpytest().assert_outcomes(failed=1)
+    pauses = (tuned.path / "pauses.txt").read_text().split()
+    assert pauses == [str(attempt) for attempt in range(1, CONFIRMATIONS + 1)]
+
+
+def test_the_default_timer_pauses_longer_each_time_up_to_a_cap() -> None:
+    timer = DefaultTimer()
+    pauses = [pause_before_remeasuring(timer, attempt) for attempt in range(1, 8)]
+    assert pauses[0] > 0
+    assert all(later >= earlier for earlier, later in itertools.pairwise(pauses))
+    assert pauses[1] == 2 * pauses[0]
+    assert max(pauses) <= 1.0
+    # A timer without confirmation_pause (a simulator) is never paused for.
+    assert pause_before_remeasuring(lambda fn, autotune: (fn(), 0.0), 1) == 0.0  # type: ignore[arg-type]
 
 
 def test_a_real_slowdown_fails_even_when_later_measurements_are_clean(

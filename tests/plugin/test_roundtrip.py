@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from pytest_autotune.check_mode import CONFIRMATIONS
+
 Entries = Callable[[], dict[str, dict[str, Any]]]
 
 
@@ -261,4 +263,6 @@ def test_a_measurement_hit_by_interference_is_measured_again(
     result = pytester.runpytest()
     result.assert_outcomes(**{outcome: 1})
     if outcome == "failed":
-        result.stdout.fnmatch_lines(["*median 130us vs baseline 100us (+30.0%)*the least disturbed of 3*"])
+        result.stdout.fnmatch_lines(
+            [f"*median 130us vs baseline 100us (+30.0%)*the least disturbed of {CONFIRMATIONS + 1}*"]
+        )

@@ -349,6 +349,7 @@ class _PosteriorCache:
 
     @classmethod
     def of(cls, model: _GPModel, x: torch.Tensor, z: torch.Tensor) -> _PosteriorCache:
+        """The posterior of ``model`` given standardised targets ``z`` at ``x``."""
         with torch.no_grad():
             k = model.covariance(x, x)
             noise = float(model.likelihood.noise.detach())
