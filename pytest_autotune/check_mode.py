@@ -58,11 +58,14 @@ __all__ = [
 ]
 
 #: Re-measurements that must confirm a regression before the test fails: fresh calls of the body,
-#: each after the timer's growing pause (:meth:`DefaultTimer.confirmation_pause`), since
-#: interference comes in bursts. Only a failing or borderline test pays for them: a measurement
-#: within the tolerance settles the check at once. With two, back to back, a plain run of the
-#: tuned example kernels failed a memory-bound one (2x slower right after process start) in 3 of
-#: 22 runs on a 2-vCPU VM.
+#: each after the timer's growing pause (:meth:`DefaultTimer.confirmation_pause`; 3.1 s in all),
+#: since interference comes in bursts of up to seconds. Only a failing or borderline test pays for
+#: them: a measurement within the tolerance settles the check at once. On a 2-vCPU VM, plain runs
+#: of the tuned example kernels failed unchanged code in 3 of 22 runs with two confirmations back
+#: to back, 2 of 40 with two after 0.1 and 0.2 s, 4 of 40 with two after 0.25 and 1 s, and 0 of
+#: 40 with five after 0.05 to 0.8 s. More measurements make a real slowdown near the limit
+#: slightly likelier to pass (the least of six is luckier than the least of three): false alarms
+#: cost every user's CI, a slowdown missed at +20% is still caught at +30%.
 CONFIRMATIONS: Final = 5
 #: Measurements (calls of the body) of a refreshed baseline (``--autotune-update-baseline``); the
 #: least disturbed one becomes the baseline.

@@ -79,14 +79,15 @@ class DefaultTimer:
         self.sync = sync
 
     def confirmation_pause(self, attempt: int) -> float:
-        """Idle seconds before re-measurement ``attempt``: 0.05, 0.1, 0.2, 0.4, then 0.8.
+        """Idle seconds before re-measurement ``attempt``: 0.1, 0.2, 0.4, 0.8, 1.6, then 2.
 
         Interference with real measurements comes in bursts that idle time ends. On a 2-vCPU VM,
         a memory-bound PoCL kernel measured back to back right after process start ran 2x slower
-        in all six measurements in 19 of 30 fresh processes; with these pauses, in none of 30
-        (the second measurement, 50 ms later, was already fast in most).
+        in all of six measurements in 19 of 30 fresh processes; with pauses, in none of the first
+        three of 30 (the second measurement, 50 ms later, was already fast in most). Some bursts
+        last over a second (all kernels of a run 2x slower), hence pauses that double.
         """
-        return min(0.05 * 2.0 ** (attempt - 1), 0.8)
+        return min(0.1 * 2.0 ** (attempt - 1), 2.0)
 
     def __call__(self, fn: Callable[[], Any], autotune: Any) -> tuple[Any, float]:
         start = time.perf_counter()
