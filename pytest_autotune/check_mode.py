@@ -60,12 +60,11 @@ __all__ = [
 #: Re-measurements that must confirm a regression before the test fails: fresh calls of the body,
 #: each after the timer's growing pause (:meth:`DefaultTimer.confirmation_pause`; 3.1 s in all),
 #: since interference comes in bursts of up to seconds. Only a failing or borderline test pays for
-#: them: a measurement within the tolerance settles the check at once. On a 2-vCPU VM, plain runs
-#: of the tuned example kernels failed unchanged code in 3 of 22 runs with two confirmations back
-#: to back, 2 of 40 with two after 0.1 and 0.2 s, 4 of 40 with two after 0.25 and 1 s, and 0 of
-#: 40 with five after 0.05 to 0.8 s. More measurements make a real slowdown near the limit
-#: slightly likelier to pass (the least of six is luckier than the least of three): false alarms
-#: cost every user's CI, a slowdown missed at +20% is still caught at +30%.
+#: them: a measurement within the tolerance settles the check at once. Plain runs of the five tuned
+#: example kernels on a 2-vCPU VM that failed unchanged code: two confirmations back to back 3 of
+#: 22; five back to back 2 of 40; two after 0.1/0.2 s 2 of 40, after 0.25/1 s 4 of 40; five after
+#: pauses doubling from 0.05 s 0 of 40, from 0.1 s 1 of 40. ``benchmarks/regression_gate.py``
+#: with these: 1% false alarms, 98% of +20% slowdowns caught.
 CONFIRMATIONS: Final = 5
 #: Measurements (calls of the body) of a refreshed baseline (``--autotune-update-baseline``); the
 #: least disturbed one becomes the baseline.
@@ -207,7 +206,8 @@ def _measure_again(
 def fresh_baseline(
     item: pytest.Function, autotune: Autotune, config: dict[str, Any], first: Stats, maximize: bool
 ) -> Stats:
-    """A baseline: the least disturbed of ``first`` and :data:`BASELINE_RUNS` - 1 more measurements.
+    """A baseline: the least disturbed of ``first`` and :data:`BASELINE_RUNS` - 1 more measurements
+    (spread over time by the timer's pauses, as confirmations are).
 
     Only measurements taken after ``config`` was chosen count: a tuner's winner is the finalist
     whose rounds happened to be fastest, so its rounds are biased low (the winner's curse) and a
