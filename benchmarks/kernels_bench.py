@@ -1,8 +1,9 @@
 """Tuning the example OpenCL kernels: quality within 50 evaluations and speedup over each default.
 
-    python benchmarks/kernels_bench.py            # replay: 5 seeds, 50 evaluations, bo and random
+    python benchmarks/kernels_bench.py            # replay every machine's data: 5 seeds, 50 evaluations
+    python benchmarks/kernels_bench.py --machines pocl-xeon   # one machine's landscapes only
     python benchmarks/kernels_bench.py --quick    # smoke run: 2 seeds, 20 evaluations
-    python benchmarks/kernels_bench.py --live     # also tune for real on the device (1 seed, bo)
+    python benchmarks/kernels_bench.py --live --machines pocl-xeon   # tune for real on this device
 
 For each kernel of ``example_kernels/`` the table gives the size of the declared (constrained) space,
 the sub-space measured exhaustively (``benchmarks/kernels_cases.py`` documents it; the full space
@@ -10,8 +11,10 @@ where small enough), its best time and the kernel's default time; then, per stra
 of that best reached within the budget (best time / tuned time: 1.0 = the optimum) over the seeds,
 the speedup of the tuned configuration over the default, and the wall time of tuning.
 
-Tuning replays the exhaustive measurements in ``benchmarks/data/kernels_<name>.json`` (Kernel Tuner
-cache format; fill them with ``benchmarks/kernels_measure.py``): each evaluation returns the recorded
+Tuning replays the exhaustive measurements in ``benchmarks/data/<machine>/kernels_<name>.json``
+(Kernel Tuner cache format; fill them with ``benchmarks/kernels_measure.py``), one table per machine
+(the landscapes differ: the best configuration of one CPU is not another's); each file's header
+records its device and the sub-space it covers. Each evaluation returns the recorded
 outcome of the configuration, so every strategy and seed sees the same landscape. A configuration's
 time is by default the median over its trials of each trial's fastest run (see
 :func:`with_statistic`; ``--statistic min|median`` over all runs instead): the machine is shared,
@@ -45,7 +48,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kernels_cases import CASES, KernelCase, case_by_name
+from kernels_cases import CASES, DATA, KernelCase, case_by_name
 
 from pytest_autotune.replay import Replay
 from pytest_autotune.strategies import parse_strategy_spec
@@ -69,6 +72,8 @@ class CaseData:
     """A kernel's measured landscape."""
 
     case: KernelCase
+    device: str
+    subspace: str
     full_size: int
     replay: Replay
     entries: dict[str, Any]
@@ -128,25 +133,42 @@ def trial_spread(entries: dict[str, Any], repeat: int) -> float | None:
     return statistics.median(spreads) if spreads else None
 
 
-def load_case(case: KernelCase, statistic: str) -> CaseData | str:
-    """The case's landscape, or why it cannot be replayed."""
-    if not case.cache_path.exists():
-        return f"no measurements: run python benchmarks/kernels_measure.py {case.name}"
-    data = json.loads(case.cache_path.read_text())
+def _subspace_note(case: KernelCase, measured: dict[str, Any], *, full_space: bool) -> str:
+    """What a file covers: the case's own note when it measured the case's sub-space."""
+    if full_space:
+        return "full space"
+    return case.note if case.narrowed(measured) == case.narrowed() else case.describe(measured)
+
+
+def machines() -> list[str]:
+    """The machines with recorded measurements (folders of ``benchmarks/data/``)."""
+    return sorted({p.parent.name for p in DATA.glob("*/kernels_*.json")})
+
+
+def load_case(case: KernelCase, machine: str, statistic: str) -> CaseData | str:
+    """The case's landscape on ``machine``, or why it cannot be replayed."""
+    path = case.cache_path(machine)
+    measure = f"python benchmarks/kernels_measure.py {case.name} --machine {machine}"
+    if not path.exists():
+        return f"no measurements: run {measure}"
+    data = json.loads(path.read_text())
     names = tuple(data["tune_params_keys"])
     entries = with_statistic(data["cache"], statistic, case.repeat)
     full = case.full_space()
-    space = case.measured_space()
+    measured = data.get("tune_params") or {}
+    space = case.measured_space(measured)
     try:
-        replay = Replay(space, entries, names, path=case.cache_path)
+        replay = Replay(space, entries, names, path=path)
     except ValueError as exc:
-        return f"incomplete measurements ({exc}); run python benchmarks/kernels_measure.py {case.name}"
+        return f"incomplete measurements ({exc}); run {measure}"
     default = full.default_config()
     default_entry = entries.get(",".join(str(default[n]) for n in names))
     default_ms = default_entry.get("time") if default_entry else None
     loads = [float(e["loadavg"]) for e in entries.values() if isinstance(e.get("loadavg"), (int, float))]
     return CaseData(
         case,
+        str(data.get("device_name", machine)),
+        _subspace_note(case, measured, full_space=space.size == full.size),
         full.size,
         replay,
         entries,
@@ -261,9 +283,69 @@ def check_targets(rows: list[dict[str, Any]], strategy: str) -> list[str]:
     return problems
 
 
+def bench_machine(machine: str, args: argparse.Namespace, strategies: Sequence[str]) -> list[dict[str, Any]]:
+    """Tune every requested kernel on ``machine``'s landscapes: one row per kernel."""
+    rows: list[dict[str, Any]] = []
+    for name in args.kernels.split(","):
+        case = case_by_name(name)
+        data = load_case(case, machine, args.statistic)
+        if isinstance(data, str):
+            rows.append({"kernel": name, "error": data})
+            continue
+        row: dict[str, Any] = {
+            "kernel": name,
+            "device": data.device,
+            "space": data.full_size,
+            "measured": data.replay.space.size,
+            "failing": data.replay.space.size - data.replay.failure_counts["ok"],
+            "near": data.near_optimum,
+            "load": data.load,
+            "noise": data.noise,
+            "default_ms": data.default_ms,
+            "best_ms": data.replay.optimum,
+            "best_config": data.replay.optimum_config,
+            "subspace": data.subspace,
+            "strategies": {},
+        }
+        for strategy in strategies:
+            run = live_run if args.live else replay_run
+            runs = [run(data, strategy, seed, args.budget) for seed in range(args.seeds)]
+            row["strategies"][strategy] = summarise(data, runs)
+        rows.append(row)
+    return rows
+
+
+def report_machine(
+    machine: str, rows: list[dict[str, Any]], strategies: Sequence[str], budget: int
+) -> list[str]:
+    """Print ``machine``'s table, sub-spaces and target check; the targets it misses."""
+    devices = sorted({row["device"] for row in rows if "device" in row})
+    print(f"\n== {machine}: {', '.join(devices) or 'no measurements'}\n")
+    print_table(rows, strategies, budget)
+    print("\nSub-spaces measured exhaustively:")
+    for row in rows:
+        if "error" not in row:
+            print(f"  {row['kernel']:<10} {row['subspace']}; best {row['best_config']}")
+    problems = check_targets(rows, strategies[0])
+    print(
+        f"\nTargets ({strategies[0]}) on {machine}: fraction >= {FRACTION_TARGET} on every kernel, "
+        f"gemm >= {GEMM_SPEEDUP_TARGET:.0f}x over its default: " + ("met" if not problems else "NOT met")
+    )
+    for problem in problems:
+        print(f"  - {problem}")
+    return [f"{machine}: {problem}" for problem in problems]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kernels", default=",".join(c.name for c in CASES), help="comma-separated names")
+    parser.add_argument(
+        "--machines",
+        default=None,
+        help="comma-separated folders of benchmarks/data/ to replay (default: all: "
+        + ", ".join(machines())
+        + ")",
+    )
     parser.add_argument(
         "--strategies",
         nargs="+",
@@ -274,7 +356,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--budget", type=int, default=50, help="evaluations per tuning run")
     parser.add_argument("--quick", action="store_true", help="smoke run: 2 seeds, 20 evaluations")
     parser.add_argument(
-        "--live", action="store_true", help="tune on the device (seed 0) instead of replaying"
+        "--live",
+        action="store_true",
+        help="tune on this device (seed 0) instead of replaying; pass --machines with the folder "
+        "measured on it, which scores the tuned configurations",
     )
     parser.add_argument(
         "--statistic",
@@ -295,34 +380,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             parse_strategy_spec(spec)
         except ValueError as exc:
             parser.error(str(exc))
+    chosen = args.machines.split(",") if args.machines else machines()
+    unknown = [m for m in chosen if m not in machines()]
+    if unknown or not chosen:
+        missing = ", ".join(unknown) or "any machine"
+        parser.error(f"no measurements for {missing} in {DATA}; known: {', '.join(machines())}")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     started = time.perf_counter()
-    rows: list[dict[str, Any]] = []
-    for name in args.kernels.split(","):
-        case = case_by_name(name)
-        data = load_case(case, args.statistic)
-        if isinstance(data, str):
-            rows.append({"kernel": name, "error": data})
-            continue
-        row: dict[str, Any] = {
-            "kernel": name,
-            "space": data.full_size,
-            "measured": data.replay.space.size,
-            "failing": data.replay.space.size - data.replay.failure_counts["ok"],
-            "near": data.near_optimum,
-            "load": data.load,
-            "noise": data.noise,
-            "default_ms": data.default_ms,
-            "best_ms": data.replay.optimum,
-            "best_config": data.replay.optimum_config,
-            "subspace": case.note,
-            "strategies": {},
-        }
-        for strategy in strategies:
-            run = live_run if args.live else replay_run
-            runs = [run(data, strategy, seed, args.budget) for seed in range(args.seeds)]
-            row["strategies"][strategy] = summarise(data, runs)
-        rows.append(row)
     mode = "live on the device" if args.live else "replay of the exhaustive measurements"
     mode += ", time of a configuration = " + (
         "median over its trials of their fastest run"
@@ -332,31 +396,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     load = os.getloadavg()
     print(
         f"\nExample kernels: {args.seeds} seed(s) x {args.budget} evaluations, {mode}; "
-        f"load average {load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f} on {os.cpu_count()} CPUs\n"
+        f"load average {load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f} on {os.cpu_count()} CPUs"
     )
-    print_table(rows, strategies, args.budget)
+    results: dict[str, list[dict[str, Any]]] = {}
+    problems: list[str] = []
+    for machine in chosen:
+        results[machine] = bench_machine(machine, args, strategies)
+        problems += report_machine(machine, results[machine], strategies, args.budget)
     print(
         "\nspace: declared (constrained) configurations; measured: the sub-space measured exhaustively; "
         "fail: its failing configurations;\nnear: its configurations within "
         f"{FRACTION_TARGET} of the best (what a strategy must hit); noise: median relative range of the "
-        "re-measured configurations' trial minima;\nload: median 1-minute load average while measuring "
-        f"({os.cpu_count()} CPUs)."
+        "re-measured configurations' trial minima;\nload: median 1-minute load average while measuring."
     )
-    print("\nSub-spaces measured exhaustively:")
-    for row in rows:
-        if "error" not in row:
-            print(f"  {row['kernel']:<10} {row['subspace']}; best {row['best_config']}")
-    problems = check_targets(rows, strategies[0])
-    print(
-        f"\nTargets ({strategies[0]}): fraction >= {FRACTION_TARGET} on every kernel, gemm >= "
-        f"{GEMM_SPEEDUP_TARGET:.0f}x over its default: " + ("met" if not problems else "NOT met")
-    )
-    for problem in problems:
-        print(f"  - {problem}")
+    print("\nTargets on every machine: " + ("met" if not problems else f"NOT met ({len(problems)} misses)"))
     print(f"(benchmark ran {time.perf_counter() - started:.0f} s)")
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(rows, indent=2, default=str))
+        args.json.write_text(json.dumps(results, indent=2, default=str))
     return 0 if not problems else 1
 
 

@@ -1,9 +1,11 @@
 """Measure every configuration of an example kernel's (sub-)space into a Kernel Tuner cache file.
 
-    python benchmarks/kernels_measure.py gemm [--timeout 120] [--limit N]
-    python benchmarks/kernels_measure.py gemm --refine 30 [--rounds 6]
+    python benchmarks/kernels_measure.py gemm --machine pocl-xeon [--timeout 120] [--limit N]
+    python benchmarks/kernels_measure.py gemm --machine pocl-xeon --refine 100 [--rounds 10]
 
-Resumable: configurations already in ``benchmarks/data/kernels_<name>.json`` are skipped, and the
+Each machine's measurements live in their own folder, ``benchmarks/data/<machine>/`` (the header of
+each file records the OpenCL device and the sub-space measured, as Kernel Tuner's ``tune_params``).
+Resumable: configurations already in ``benchmarks/data/<machine>/kernels_<name>.json`` are skipped, and the
 file is rewritten (atomically) every few measurements. The rest are measured in a random (seeded)
 order. Each configuration runs in a worker process
 through :class:`pytest_autotune.opencl_harness.KernelTestObjective`, i.e. exactly as a tuning
@@ -49,12 +51,14 @@ def cache_key(config: dict[str, Any], names: tuple[str, ...]) -> str:
     return ",".join(str(config[name]) for name in names)
 
 
-def load_cache(case: KernelCase, names: tuple[str, ...], domains: dict[str, list[Any]]) -> dict[str, Any]:
+def load_cache(
+    path: Path, case: KernelCase, names: tuple[str, ...], domains: dict[str, list[Any]]
+) -> dict[str, Any]:
     """The case's cache file, or a new empty one with Kernel Tuner's header."""
-    if case.cache_path.exists():
-        data: dict[str, Any] = json.loads(case.cache_path.read_text())
+    if path.exists():
+        data: dict[str, Any] = json.loads(path.read_text())
         if tuple(data["tune_params_keys"]) != names:
-            raise SystemExit(f"{case.cache_path}: parameters {data['tune_params_keys']} != {list(names)}")
+            raise SystemExit(f"{path}: parameters {data['tune_params_keys']} != {list(names)}")
         return data
     from pytest_autotune.opencl import device_info, select_device
 
@@ -72,9 +76,9 @@ def load_cache(case: KernelCase, names: tuple[str, ...], domains: dict[str, list
     }
 
 
-def save_cache(case: KernelCase, data: dict[str, Any]) -> None:
+def save_cache(path: Path, data: dict[str, Any]) -> None:
     """Write the cache atomically (one entry per line, so diffs stay readable)."""
-    case.cache_path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     header = {k: v for k, v in data.items() if k != "cache"}
     lines = [json.dumps(header, sort_keys=True)[:-1] + ', "cache": {']
     entries = [
@@ -82,9 +86,9 @@ def save_cache(case: KernelCase, data: dict[str, Any]) -> None:
     ]
     body = ",\n".join(entries)
     text = lines[0] + ("\n" + body + "\n" if body else "") + "}}\n"
-    temporary = case.cache_path.with_suffix(".json.tmp")
+    temporary = path.with_suffix(".json.tmp")
     temporary.write_text(text)
-    os.replace(temporary, case.cache_path)
+    os.replace(temporary, path)
 
 
 def entry_for(config: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
@@ -168,13 +172,15 @@ def run_worker(name: str) -> None:
         print(json.dumps(result), flush=True)
 
 
-def measure_case(case: KernelCase, *, timeout: float, limit: int | None, extra: list[dict[str, Any]]) -> None:
+def measure_case(
+    case: KernelCase, path: Path, *, timeout: float, limit: int | None, extra: list[dict[str, Any]]
+) -> None:
     """Measure the missing configurations of ``case`` (its sub-space plus ``extra`` ones)."""
     space = case.measured_space()
     names = space.names
     configs = space.configs(space.at_index(list(range(space.size))))
     domains: dict[str, list[Any]] = {n: _sorted_values({c[n] for c in configs}) for n in names}
-    data = load_cache(case, names, domains)
+    data = load_cache(path, case, names, domains)
     pending = {cache_key(c, names): c for c in [*extra, *configs]}
     todo = [c for key, c in pending.items() if key not in data["cache"]]
     # Random order: a burst of load from other processes then slows scattered configurations, not a
@@ -196,17 +202,17 @@ def measure_case(case: KernelCase, *, timeout: float, limit: int | None, extra: 
                 result.setdefault("detail", f"worker died or exceeded {timeout:.0f} s")
             data["cache"][cache_key(config, names)] = entry_for(config, result)
             if done % SAVE_EVERY == 0 or done == len(todo):
-                save_cache(case, data)
+                save_cache(path, data)
                 rate = (time.perf_counter() - started) / done
                 print(f"  {done}/{len(todo)}  {rate:.2f} s/config  load {os.getloadavg()[0]:.1f}", flush=True)
     finally:
         if worker is not None:
             worker.stop()
-        save_cache(case, data)
+        save_cache(path, data)
 
 
 def refine_case(
-    case: KernelCase, *, top: int, rounds: int, timeout: float, extra: list[dict[str, Any]]
+    case: KernelCase, path: Path, *, top: int, rounds: int, timeout: float, extra: list[dict[str, Any]]
 ) -> None:
     """Measure the ``top`` fastest configurations (and ``extra`` ones) again, ``rounds`` times each.
 
@@ -214,9 +220,9 @@ def refine_case(
     alike; the new runs are added to each entry's ``times`` (``time`` becomes their median). The
     few configurations that decide "fraction of the optimum" then rest on many runs, not five.
     """
-    if not case.cache_path.exists():
-        raise SystemExit(f"{case.cache_path}: nothing to refine, measure {case.name} first")
-    data = json.loads(case.cache_path.read_text())
+    if not path.exists():
+        raise SystemExit(f"{path}: nothing to refine, measure {case.name} first")
+    data = json.loads(path.read_text())
     names = tuple(data["tune_params_keys"])
     feasible = [(min(e["times"]), key) for key, e in data["cache"].items() if e.get("label") == "ok"]
     chosen = [key for _, key in sorted(feasible)[:top]]
@@ -235,33 +241,38 @@ def refine_case(
                     continue
                 entry["times"] = [*entry["times"], *(s * 1e3 for s in result["samples"])]
                 entry["time"] = statistics.median(entry["times"])
-            save_cache(case, data)
+            save_cache(path, data)
             print(f"  round {round_number + 1}/{rounds}  load {os.getloadavg()[0]:.1f}", flush=True)
     finally:
         if worker is not None:
             worker.stop()
-        save_cache(case, data)
+        save_cache(path, data)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("kernels", nargs="+", help="kernel names (saxpy, reduction, transpose, conv2d, gemm)")
+    parser.add_argument(
+        "--machine", required=True, help="folder under benchmarks/data/ for this machine, e.g. pocl-xeon"
+    )
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per configuration")
     parser.add_argument("--limit", type=int, default=None, help="measure at most this many now")
     parser.add_argument("--refine", type=int, default=0, metavar="K", help="re-measure the K fastest instead")
     parser.add_argument("--rounds", type=int, default=6, help="rounds of re-measurement with --refine")
-    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.worker:
-        run_worker(args.kernels[0])
+    if sys.argv[1:2] == ["--worker"]:  # a worker process (see Worker): no --machine needed
+        run_worker(sys.argv[2])
         return
+    args = parser.parse_args()
     for name in args.kernels:
         case = case_by_name(name)
         default = case.full_space().default_config()
+        path = case.cache_path(args.machine)
         if args.refine:
-            refine_case(case, top=args.refine, rounds=args.rounds, timeout=args.timeout, extra=[default])
+            refine_case(
+                case, path, top=args.refine, rounds=args.rounds, timeout=args.timeout, extra=[default]
+            )
         else:
-            measure_case(case, timeout=args.timeout, limit=args.limit, extra=[default])
+            measure_case(case, path, timeout=args.timeout, limit=args.limit, extra=[default])
 
 
 if __name__ == "__main__":
