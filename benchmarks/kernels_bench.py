@@ -380,11 +380,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             parse_strategy_spec(spec)
         except ValueError as exc:
             parser.error(str(exc))
-    chosen = args.machines.split(",") if args.machines else machines()
-    unknown = [m for m in chosen if m not in machines()]
+    known = machines()
+    chosen = args.machines.split(",") if args.machines else known
+    unknown = [m for m in chosen if m not in known]
     if unknown or not chosen:
         missing = ", ".join(unknown) or "any machine"
-        parser.error(f"no measurements for {missing} in {DATA}; known: {', '.join(machines())}")
+        parser.error(f"no measurements for {missing} in {DATA}; known: {', '.join(known)}")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     started = time.perf_counter()
     mode = "live on the device" if args.live else "replay of the exhaustive measurements"

@@ -13,10 +13,11 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pytest_autotune.api import get_spec
+from pytest_autotune.api import TunableSpec, get_spec
 from pytest_autotune.opencl_harness import load_test_function
 from pytest_autotune.space import NO_DEFAULT, Param, build_space
 from pytest_autotune.space.base import Space
@@ -56,11 +57,16 @@ class KernelCase:
         """The ``@tunable`` test function."""
         return load_test_function(self.path, self.function_name)
 
-    def full_space(self) -> Space:
-        """The space the test declares."""
+    @cached_property
+    def spec(self) -> TunableSpec:
+        """The test's ``@tunable`` declaration (its module is loaded once per case)."""
         spec = get_spec(self.load())
         assert spec is not None, f"{self.path}: {self.function_name} is not @tunable"
-        return spec.space
+        return spec
+
+    def full_space(self) -> Space:
+        """The space the test declares."""
+        return self.spec.space
 
     def narrowed(self, subspace: Mapping[str, Sequence[Any]] | None = None) -> dict[str, frozenset[Any]]:
         """The parameters that ``subspace`` (by default :attr:`subspace`) restricts, with the values
@@ -85,8 +91,7 @@ class KernelCase:
         """The declared space restricted to ``subspace`` (by default :attr:`subspace`; the full space
         when it is empty). A measured cache file records its own sub-space in its header
         (``tune_params``): replaying it passes that, so older files keep their own sub-space."""
-        spec = get_spec(self.load())
-        assert spec is not None, f"{self.path}: {self.function_name} is not @tunable"
+        spec = self.spec
         allowed = self.narrowed(subspace)
         if not allowed:
             return spec.space
