@@ -17,7 +17,8 @@ Cache entries follow Kernel Tuner: ``time`` in ms (the median of the timed calls
 the benchmark recomputes it, by default as the minimum) or a failure
 marker, ``times`` in ms, ``compile_time`` (program builds, ms), ``benchmark_time`` (the rest of the
 trial: inputs, runs, check, ms); plus ``label``/``detail`` (our outcome) and the load average at
-measurement time, since the machine is shared.
+measurement time, since the machine is shared. It refuses to start while the load average shows
+other work running (``--max-load``): measure on an idle machine and run nothing beside it.
 """
 
 from __future__ import annotations
@@ -44,6 +45,20 @@ MARKERS = {
     "timeout": "RuntimeFailedConfig",
 }
 SAVE_EVERY = 10
+# The measurements are only worth keeping on an otherwise idle machine: on 2 vCPUs, one other busy
+# process takes a core from PoCL's two threads and doubles a memory-bound kernel's time. (The
+# pocl-xeon files were measured beside a running benchmark, at load 3 and more; see its README.)
+MAX_START_LOAD = 0.8
+
+
+def check_quiet(max_load: float) -> None:
+    """Refuse to start measuring while other processes keep the machine busy."""
+    load = os.getloadavg()[0]
+    if load > max_load:
+        raise SystemExit(
+            f"load average {load:.2f} > {max_load}: something else is running; measure on an idle "
+            "machine (or wait a minute; --max-load to override)"
+        )
 
 
 def cache_key(config: dict[str, Any], names: tuple[str, ...]) -> str:
@@ -259,10 +274,17 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="measure at most this many now")
     parser.add_argument("--refine", type=int, default=0, metavar="K", help="re-measure the K fastest instead")
     parser.add_argument("--rounds", type=int, default=6, help="rounds of re-measurement with --refine")
+    parser.add_argument(
+        "--max-load",
+        type=float,
+        default=MAX_START_LOAD,
+        help=f"refuse to start while the 1-minute load average is above this (default {MAX_START_LOAD})",
+    )
     if sys.argv[1:2] == ["--worker"]:  # a worker process (see Worker): no --machine needed
         run_worker(sys.argv[2])
         return
     args = parser.parse_args()
+    check_quiet(args.max_load)
     for name in args.kernels:
         case = case_by_name(name)
         default = case.full_space().default_config()
