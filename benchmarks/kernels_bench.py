@@ -23,11 +23,8 @@ in random order (a burst of load then slows scattered configurations, not a regi
 and the 100 fastest of each kernel (and its default) are measured ten times more in interleaved
 rounds (``kernels_measure.py --refine 100 --rounds 10``), so that the optimum and its rivals rest on
 eleven trials, not a lucky one (with fewer rounds the recorded optimum of a memory-bound kernel was
-a needle of luck that no tuner could be expected to find). On ``pocl-zen4`` the memory-bound
-reduction and transpose, whose single trials vary by up to 2x with the memory traffic of the VM's
-neighbours, had every configuration measured three times more first (``--refine 2000 --rounds 3``):
-otherwise a configuration as fast as the best but measured once in a slow moment never reaches the
-100 re-measured ones and stays recorded as slow. Two columns say how hard the target
+a needle of luck that no tuner could be expected to find; ``benchmarks/data/README.md`` records
+how each machine's files were measured). Two columns say how hard the target
 is: ``near`` counts the configurations within 0.95 of the best (1 or 2: the target means finding
 that needle), ``noise`` is the median relative range of
 the re-measured configurations' trial minima (when it exceeds 5%, configurations within 0.95 of the
