@@ -16,6 +16,12 @@
    disturbed of that call and a few more measurements of the winner, taken after the choice
    (:func:`pytest_autotune.check_mode.fresh_baseline`, as ``--autotune-update-baseline`` does):
    not of its finalist rounds, which won because they were fast (the winner's curse).
+
+The reported speedup over the default compares the winner's and the default's finalist rounds:
+measured side by side, under the same machine conditions, as the choice itself was. Dividing the
+default's rounds by the later baseline instead would mix two moments of a shared machine; on a
+memory-bound kernel whose runs vary by 2x it showed a winner that beat the default in every
+round as "0.91x vs default".
 """
 
 from __future__ import annotations
@@ -59,14 +65,21 @@ class TuneReport:
     default_stats: Stats | None
     summary: dict[str, Any]
     kept_committed: bool
+    #: The winner's finalist rounds (interleaved with the default's).
+    winner_stats: Stats | None = None
 
     def speedup(self, maximize: bool) -> float | None:
-        """How much better the chosen configuration is than the declared default (x times)."""
-        if self.default_stats is None or self.default_stats.median <= 0 or self.baseline.median <= 0:
+        """How much better the chosen configuration is than the declared default (x times).
+
+        From the finalist rounds of both, measured side by side (see the module docstring); the
+        baseline stands in when the winner's rounds are unknown.
+        """
+        chosen = self.winner_stats if self.winner_stats is not None else self.baseline
+        if self.default_stats is None or self.default_stats.median <= 0 or chosen.median <= 0:
             return None
         if maximize:
-            return self.baseline.median / self.default_stats.median
-        return self.default_stats.median / self.baseline.median
+            return chosen.median / self.default_stats.median
+        return self.default_stats.median / chosen.median
 
 
 def derive_seed(nodeid: str, seed: int | None) -> int:
@@ -269,4 +282,5 @@ def tune(
             default_stats=stats.get(default_index) if default_index is not None else None,
             summary=summary,
             kept_committed=kept,
+            winner_stats=stats[winner],
         )
