@@ -63,23 +63,22 @@ class TuneReport:
     config: dict[str, Any]
     baseline: Stats
     default_stats: Stats | None
+    #: The winner's finalist rounds (interleaved with the default's).
+    winner_stats: Stats
     summary: dict[str, Any]
     kept_committed: bool
-    #: The winner's finalist rounds (interleaved with the default's).
-    winner_stats: Stats | None = None
 
     def speedup(self, maximize: bool) -> float | None:
         """How much better the chosen configuration is than the declared default (x times).
 
-        From the finalist rounds of both, measured side by side (see the module docstring); the
-        baseline stands in when the winner's rounds are unknown.
+        From the finalist rounds of both, measured side by side (see the module docstring).
         """
-        chosen = self.winner_stats if self.winner_stats is not None else self.baseline
-        if self.default_stats is None or self.default_stats.median <= 0 or chosen.median <= 0:
+        chosen = self.winner_stats.median
+        if self.default_stats is None or self.default_stats.median <= 0 or chosen <= 0:
             return None
         if maximize:
-            return chosen.median / self.default_stats.median
-        return self.default_stats.median / chosen.median
+            return chosen / self.default_stats.median
+        return self.default_stats.median / chosen
 
 
 def derive_seed(nodeid: str, seed: int | None) -> int:
@@ -280,7 +279,7 @@ def tune(
             config=finalists[winner],
             baseline=baseline,
             default_stats=stats.get(default_index) if default_index is not None else None,
+            winner_stats=stats[winner],
             summary=summary,
             kept_committed=kept,
-            winner_stats=stats[winner],
         )
