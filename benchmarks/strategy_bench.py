@@ -348,7 +348,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--spaces", nargs="+", default=None, help="dataset file names or short names (default: all)"
     )
-    parser.add_argument("--seeds", type=int, default=None, help="number of seeds (0..N-1), default 20")
+    parser.add_argument("--seeds", type=int, default=None, help="number of seeds, default 20")
+    parser.add_argument(
+        "--first-seed", type=int, default=0, help="seeds run from here (default 0): a fresh sample of seeds"
+    )
     parser.add_argument("--budgets", nargs="+", type=int, default=None, help="default 20 50 100 220")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument(
@@ -371,6 +374,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args.budgets = sorted(args.budgets or ([20, 50] if quick else [20, 50, 100, 220]))
     if any(b < 1 for b in args.budgets):
         parser.error("--budgets must be positive")
+    if args.first_seed < 0:
+        parser.error("--first-seed must be >= 0")
     for spec in args.strategies:
         try:
             parse_strategy_spec(spec)
@@ -432,16 +437,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             expected_fraction_of_random(values, target.optimum, top),
         )
     code = "fresh-" + str(time.time_ns()) if args.fresh else code_version()
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
     tasks = [
         Task("ours", datasets, item, spec, seed, top, str(args.out), code)
         for item in listing
         for spec in args.strategies
-        for seed in range(args.seeds)
+        for seed in seeds
     ] + [
         Task("kt", datasets, item, strategy, seed, top, str(args.out), code)
         for item in listing
         for strategy in kt_strategies
-        for seed in range(args.seeds)
+        for seed in seeds
     ]
     print(
         f"strategy bench: {len(listing)} spaces x ({len(args.strategies)} ours + {len(kt_strategies)} "
@@ -571,6 +577,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = {
         "budgets": args.budgets,
         "seeds": args.seeds,
+        "first_seed": args.first_seed,
         "strategies": strategies,
         "kernel_tuner": kt_note,
         "elapsed_s": elapsed,

@@ -14,6 +14,7 @@ def test_defaults() -> None:
     assert options.permutation_distance == "spearman"
     assert options.initial is None
     assert options.kernel == "matern+additive"
+    assert options.power_of_two is True
 
 
 def test_strings_are_coerced() -> None:
@@ -27,6 +28,7 @@ def test_strings_are_coerced() -> None:
     assert BOOptions.parse({"initial": "auto"}).initial is None
     parsed = BOOptions.parse({"kernel": "Matern", "additive_scale": "0.5"})
     assert (parsed.kernel, parsed.additive_scale) == ("matern", 0.5)
+    assert BOOptions.parse({"power_of_two": "off"}).power_of_two is False
 
 
 @pytest.mark.parametrize(
@@ -40,6 +42,7 @@ def test_strings_are_coerced() -> None:
         ({"initial": 2.5}, "initial=2.5"),
         ({"kernel": "rbf"}, "kernel='rbf'"),
         ({"additive_scale": 0}, "additive_scale=0"),
+        ({"power_of_two": "sometimes"}, "power_of_two='sometimes'"),
     ],
 )
 def test_bad_values_name_the_option(options: dict[str, object], message: str) -> None:

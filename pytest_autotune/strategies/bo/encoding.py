@@ -14,6 +14,18 @@ value. Tuning parameters are listed at the steps their author considers
 meaningful (``1, 2, 4, 8, 16``; ``16, 32, 48, ...``), so the position is the
 natural distance; on such a list of powers of two it equals the log scale,
 which the space applies only above a 100x span.
+
+Power-of-two flags (option ``power_of_two``): an explicit list of positive
+integers that mixes powers of two with other values (``16, 32, 48, ...,
+256``; tile sizes ``1, 2, 3, 4``) also gets a derived two-valued block, 1 for
+a power of two. On GPUs such values are often special (warps and wavefronts,
+memory transactions, vector lanes): on the AMD convolution spaces every block
+width that is not a power of two is 30 to 100 times slower, and so is a tile
+of 3. The flag lets the model carry what it learnt about 48 and 80 over to
+144 and 240 without measuring them, and tell 32 from 48 although they are
+neighbours. Like any block it has its own lengthscale and additive effect,
+so where powers of two are not special it is fitted away. Derived blocks
+come after the parameters' blocks, in columns after the space's own.
 """
 
 from __future__ import annotations
@@ -62,6 +74,27 @@ def _listed_feature_values(param: Param) -> NDArray[np.float64] | None:
     return np.sort((values - lo) / (hi - lo))
 
 
+def _power_of_two_flags(param: Param) -> NDArray[np.float64] | None:
+    """Per listed value (ascending), 1.0 when it is a power of two; None when that tells nothing.
+
+    Only for explicit lists of positive integers that mix powers of two with
+    other values (a list of all powers of two, or of none, gains nothing).
+    """
+    values = sorted(param.values())
+    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v > 0 for v in values):
+        return None
+    flags = np.array([float(int(v) & (int(v) - 1) == 0) for v in values], dtype=np.float64)
+    if flags.min() == flags.max():
+        return None
+    return flags
+
+
+def _nearest(raw: NDArray[np.float64], listed: NDArray[np.float64]) -> NDArray[np.intp]:
+    """Index of the listed feature nearest to each raw feature."""
+    above = np.searchsorted(listed, raw).clip(1, len(listed) - 1)
+    return np.where(raw - listed[above - 1] <= listed[above] - raw, above - 1, above)
+
+
 @dataclass(frozen=True)
 class Encoding:
     """The modelled blocks of a space and how permutations are compared."""
@@ -71,12 +104,24 @@ class Encoding:
     permutation_distance: PermutationDistance
     #: (feature column, ascending features of the listed values) per ordinal parameter
     ordinals: tuple[tuple[int, NDArray[np.float64]], ...] = ()
+    #: (source column, ascending listed features, power-of-two flag per listed value) per derived column
+    derived: tuple[tuple[int, NDArray[np.float64], NDArray[np.float64]], ...] = ()
+    #: width of the space's own feature matrix (derived columns follow it)
+    width: int = 0
 
     @classmethod
     def of(
-        cls, space: Space, permutation_distance: PermutationDistance = "spearman", *, ordinal: bool = True
+        cls,
+        space: Space,
+        permutation_distance: PermutationDistance = "spearman",
+        *,
+        ordinal: bool = True,
+        power_of_two: bool = False,
     ) -> Encoding:
-        """Model every parameter of ``space`` that can take more than one value."""
+        """Model every parameter of ``space`` that can take more than one value.
+
+        ``power_of_two`` adds the derived power-of-two blocks described in the module docstring.
+        """
         active = tuple(b for b in space.feature_blocks if not _is_constant(space, b))
         if not active:
             # A space of one configuration: keep one block so models stay well-defined.
@@ -87,20 +132,38 @@ class Encoding:
                 listed = _listed_feature_values(space.params[block.name]) if block.kind == "numeric" else None
                 if listed is not None:
                     ordinals.append((block.columns.start, listed))
-        return cls(space, active, permutation_distance, tuple(ordinals))
+        width = max(b.columns.stop for b in space.feature_blocks)
+        derived: list[tuple[int, NDArray[np.float64], NDArray[np.float64]]] = []
+        extra: list[FeatureBlock] = []
+        if power_of_two:
+            for block in active:
+                param = space.params[block.name]
+                listed = _listed_feature_values(param) if block.kind == "numeric" else None
+                flags = _power_of_two_flags(param) if listed is not None else None
+                if listed is not None and flags is not None:
+                    column = width + len(derived)
+                    derived.append((block.columns.start, listed, flags))
+                    extra.append(FeatureBlock(block.name, "categorical", slice(column, column + 1), 2))
+        return cls(space, active + tuple(extra), permutation_distance, tuple(ordinals), tuple(derived), width)
 
     @property
     def dimension(self) -> int:
-        """Number of modelled parameters."""
+        """Number of modelled blocks: the parameters, then the derived power-of-two flags."""
         return len(self.blocks)
+
+    @property
+    def parameter_count(self) -> int:
+        """Number of modelled parameters (derived blocks not counted)."""
+        return len(self.blocks) - len(self.derived)
 
     def features(self, points: Points) -> NDArray[np.float64]:
         """Model features of ``points``: the space's columns, ordinal ones replaced by positions."""
         features = np.array(self.space.features(points), dtype=np.float64, order="C")
+        if self.derived:
+            extra = [flags[_nearest(features[:, column], listed)] for column, listed, flags in self.derived]
+            features = np.concatenate([features, np.stack(extra, 1)], 1)
         for column, listed in self.ordinals:
-            raw = features[:, column]
-            above = np.searchsorted(listed, raw).clip(1, len(listed) - 1)
-            nearest = np.where(raw - listed[above - 1] <= listed[above] - raw, above - 1, above)
+            nearest = _nearest(features[:, column], listed)
             features[:, column] = nearest / (len(listed) - 1)
         return features
 
@@ -116,7 +179,7 @@ class Encoding:
         ordinal_columns = dict(self.ordinals)
         spacing = np.zeros(len(self.blocks), dtype=np.float64)
         for i, block in enumerate(self.blocks):
-            if block.kind != "numeric":
+            if block.kind != "numeric" or self._is_derived(block):
                 continue
             listed = ordinal_columns.get(block.columns.start)
             if listed is not None:
@@ -133,8 +196,13 @@ class Encoding:
         return spacing
 
     def discrete_blocks(self) -> list[slice]:
-        """Feature columns of each modelled parameter with finitely many values (not continuous)."""
-        return [b.columns for b in self.blocks if not self.space.params[b.name].is_continuous]
+        """Feature columns of each modelled block with finitely many values (not continuous)."""
+        continuous = {name for name, param in self.space.params.items() if param.is_continuous}
+        return [b.columns for b in self.blocks if self._is_derived(b) or b.name not in continuous]
+
+    def _is_derived(self, block: FeatureBlock) -> bool:
+        """Whether ``block`` is a derived power-of-two flag rather than a parameter."""
+        return bool(self.derived) and block.columns.start >= self.width
 
     def active_columns(self) -> NDArray[np.int64]:
         """Feature columns of the modelled blocks (for models that take plain columns)."""

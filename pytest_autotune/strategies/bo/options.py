@@ -83,6 +83,8 @@ class BOOptions:
       (scaled with the dimension) or ``"off"``.
     * ``permutation_distance``: how permutations are compared.
     * ``ordinal``: model numbers given as explicit lists by their position in the list.
+    * ``power_of_two``: give explicit integer lists that mix powers of two
+      with other values a derived power-of-two flag (see the encoding module).
     * ``initial``: size of the initial design (``None``: a function of the dimension).
     * ``candidates``: uniform samples scored per suggestion.
     * ``local_starts``: starting points of the local search.
@@ -105,6 +107,7 @@ class BOOptions:
     priors: PriorKind = "gamma"
     permutation_distance: PermutationDistance = "spearman"
     ordinal: bool = True
+    power_of_two: bool = True
     initial: int | None = None
     candidates: int = 2048
     local_starts: int = 8
@@ -132,6 +135,7 @@ class BOOptions:
                 "permutation_distance", v, ("spearman", "kendall", "hamming", "categorical")
             ),
             "ordinal": lambda v: _as_bool("ordinal", v),
+            "power_of_two": lambda v: _as_bool("power_of_two", v),
             "initial": lambda v: (
                 None if v is None or str(v).lower() in {"none", "auto"} else _as_int("initial", v, minimum=1)
             ),

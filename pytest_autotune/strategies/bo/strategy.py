@@ -56,7 +56,12 @@ class BayesianOptimization(Strategy):
     def __init__(self, space: Space, *, rng: np.random.Generator, **options: Any) -> None:
         super().__init__(space, rng=rng)
         self.options = BOOptions.parse(options)
-        self.encoding = Encoding.of(space, self.options.permutation_distance, ordinal=self.options.ordinal)
+        self.encoding = Encoding.of(
+            space,
+            self.options.permutation_distance,
+            ordinal=self.options.ordinal,
+            power_of_two=self.options.power_of_two,
+        )
         # Heavy imports happen here, on first use of the strategy.
         from pytest_autotune.strategies.bo.feasibility import FeasibilityModel
         from pytest_autotune.strategies.bo.surrogate import GPSurrogate
@@ -83,7 +88,7 @@ class BayesianOptimization(Strategy):
         )
         design_size = self.options.initial
         self.design_size = (
-            default_design_size(self.encoding.dimension) if design_size is None else design_size
+            default_design_size(self.encoding.parameter_count) if design_size is None else design_size
         )
         self._model_suggestions = 0
         self._design: Points | None = None
