@@ -3,6 +3,8 @@
     python benchmarks/strategy_bench.py                      # full run (see --help)
     python benchmarks/strategy_bench.py --quick              # smoke run, seconds
     python benchmarks/strategy_bench.py --strategies random bo bo:feasibility=off --no-kt
+    python benchmarks/strategy_bench.py --strategies bo bo:power_of_two=off --first-seed 20 --no-kt
+                                                             # a second, independent sample of seeds
 
 For every space of ``spaces.json``, strategy and seed, one tuning run at the
 largest budget is made; every smaller budget is read from the prefix of its

@@ -120,7 +120,8 @@ class Encoding:
     ) -> Encoding:
         """Model every parameter of ``space`` that can take more than one value.
 
-        ``power_of_two`` adds the derived power-of-two blocks described in the module docstring.
+        ``power_of_two`` adds the derived power-of-two blocks described in the module docstring
+        (off here; the ``bo`` strategy's option of that name turns it on by default).
         """
         active = tuple(b for b in space.feature_blocks if not _is_constant(space, b))
         if not active:
@@ -157,7 +158,8 @@ class Encoding:
         return len(self.blocks) - len(self.derived)
 
     def features(self, points: Points) -> NDArray[np.float64]:
-        """Model features of ``points``: the space's columns, ordinal ones replaced by positions."""
+        """Model features of ``points``: the space's columns, ordinal ones replaced by positions,
+        then one column per derived power-of-two flag."""
         features = np.array(self.space.features(points), dtype=np.float64, order="C")
         if self.derived:
             extra = [flags[_nearest(features[:, column], listed)] for column, listed, flags in self.derived]
