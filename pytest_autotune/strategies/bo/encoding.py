@@ -104,10 +104,9 @@ class Encoding:
     permutation_distance: PermutationDistance
     #: (feature column, ascending features of the listed values) per ordinal parameter
     ordinals: tuple[tuple[int, NDArray[np.float64]], ...] = ()
-    #: (source column, ascending listed features, power-of-two flag per listed value) per derived column
+    #: (source column, ascending listed features, power-of-two flag per listed value) per derived
+    #: block; derived blocks are the last ones of ``blocks``, their columns follow the space's own
     derived: tuple[tuple[int, NDArray[np.float64], NDArray[np.float64]], ...] = ()
-    #: width of the space's own feature matrix (derived columns follow it)
-    width: int = 0
 
     @classmethod
     def of(
@@ -127,25 +126,24 @@ class Encoding:
         if not active:
             # A space of one configuration: keep one block so models stay well-defined.
             active = space.feature_blocks[:1]
-        ordinals: list[tuple[int, NDArray[np.float64]]] = []
-        if ordinal:
-            for block in active:
-                listed = _listed_feature_values(space.params[block.name]) if block.kind == "numeric" else None
-                if listed is not None:
-                    ordinals.append((block.columns.start, listed))
+        # (block, ascending features of its listed values) per explicit numeric list
+        lists = [
+            (block, listed)
+            for block in active
+            if block.kind == "numeric"
+            and (listed := _listed_feature_values(space.params[block.name])) is not None
+        ]
+        ordinals = tuple((block.columns.start, listed) for block, listed in lists) if ordinal else ()
         width = max(b.columns.stop for b in space.feature_blocks)
         derived: list[tuple[int, NDArray[np.float64], NDArray[np.float64]]] = []
         extra: list[FeatureBlock] = []
-        if power_of_two:
-            for block in active:
-                param = space.params[block.name]
-                listed = _listed_feature_values(param) if block.kind == "numeric" else None
-                flags = _power_of_two_flags(param) if listed is not None else None
-                if listed is not None and flags is not None:
-                    column = width + len(derived)
-                    derived.append((block.columns.start, listed, flags))
-                    extra.append(FeatureBlock(block.name, "categorical", slice(column, column + 1), 2))
-        return cls(space, active + tuple(extra), permutation_distance, tuple(ordinals), tuple(derived), width)
+        for block, listed in lists if power_of_two else ():
+            flags = _power_of_two_flags(space.params[block.name])
+            if flags is not None:
+                column = width + len(derived)
+                derived.append((block.columns.start, listed, flags))
+                extra.append(FeatureBlock(block.name, "categorical", slice(column, column + 1), 2))
+        return cls(space, active + tuple(extra), permutation_distance, ordinals, tuple(derived))
 
     @property
     def dimension(self) -> int:
@@ -180,8 +178,8 @@ class Encoding:
         """
         ordinal_columns = dict(self.ordinals)
         spacing = np.zeros(len(self.blocks), dtype=np.float64)
-        for i, block in enumerate(self.blocks):
-            if block.kind != "numeric" or self._is_derived(block):
+        for i, block in enumerate(self.blocks[: self.parameter_count]):
+            if block.kind != "numeric":
                 continue
             listed = ordinal_columns.get(block.columns.start)
             if listed is not None:
@@ -199,12 +197,9 @@ class Encoding:
 
     def discrete_blocks(self) -> list[slice]:
         """Feature columns of each modelled block with finitely many values (not continuous)."""
-        continuous = {name for name, param in self.space.params.items() if param.is_continuous}
-        return [b.columns for b in self.blocks if self._is_derived(b) or b.name not in continuous]
-
-    def _is_derived(self, block: FeatureBlock) -> bool:
-        """Whether ``block`` is a derived power-of-two flag rather than a parameter."""
-        return bool(self.derived) and block.columns.start >= self.width
+        parameters, derived = self.blocks[: self.parameter_count], self.blocks[self.parameter_count :]
+        discrete = [b for b in parameters if not self.space.params[b.name].is_continuous]
+        return [b.columns for b in (*discrete, *derived)]
 
     def active_columns(self) -> NDArray[np.int64]:
         """Feature columns of the modelled blocks (for models that take plain columns)."""
