@@ -14,7 +14,12 @@ optimum (optimum / best value found), mean and standard deviation over seeds
 per space and averaged over spaces (the standard deviation over seeds of the
 per-seed average); share of evaluations spent on failing configurations;
 seconds per suggestion; and the methodology score of Willemsen et al. (FGCS
-2024, see ``strategy_metrics``). Kernel Tuner's strategies run in
+2024, see ``strategy_metrics``). With two or more of our strategies, each
+is also compared with the first, paired by seed (the mean difference of the
+space-averaged fraction and its standard error): the seed-to-seed spread of
+either strategy alone is several times larger than the differences between
+variants, so only the paired error says whether a difference is real.
+Kernel Tuner's strategies run in
 simulation mode on the same spaces, budgets and seeds (``strategy_kt``,
 cached on disk). Prints the tables and two checks (our ``random`` matches
 Kernel Tuner's ``random_sample`` on every space; our best classic strategy
@@ -48,6 +53,7 @@ from strategy_metrics import (
     expected_fraction_of_random,
     fraction_of_optimum,
     methodology_score,
+    paired_difference,
 )
 
 from pytest_autotune.abort import Evaluations
@@ -251,6 +257,23 @@ def row_for(
         f"{1000 * suggest_s:.2f}",
     ]
     return cells
+
+
+def paired_table(
+    cells: dict[tuple[str, str], Cell], spaces: Sequence[str], strategies: Sequence[str], budgets: list[int]
+) -> str:
+    """Each of our strategies against the first, paired by seed: mean difference (standard error)."""
+    base = strategies[0]
+    reference = space_average(cells, spaces, base, "fraction")
+    rows = []
+    for strategy in strategies[1:]:
+        mean, error = paired_difference(reference, space_average(cells, spaces, strategy, "fraction"))
+        rows.append([strategy, *[f"{m:+.3f} ({e:.3f})" for m, e in zip(mean, error, strict=True)]])
+    title = (
+        f"Paired against {base} (same seeds): mean over seeds of the difference in space-averaged "
+        "fraction of optimum (standard error):\n"
+    )
+    return title + format_table(["strategy", *[f"diff@{b}" for b in budgets]], rows)
 
 
 def header_for(budgets: list[int]) -> list[str]:
@@ -498,6 +521,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         )
     print(format_table(header_for(args.budgets), rows))
+    if len(args.strategies) > 1:
+        print()
+        print(paired_table(cells, names, args.strategies, args.budgets))
 
     failing = [s for s in names if spaces[s].failed_share > 0]
     if failing:

@@ -50,3 +50,16 @@ def test_methodology_score_scale(metrics: ModuleType) -> None:
     assert metrics.methodology_score(expected.copy(), expected, 1.0, 10.0) == pytest.approx(0.0)
     worst = np.full(20, math.inf)
     assert metrics.methodology_score(worst, expected, 1.0, 10.0) < 0.0
+
+
+def test_paired_difference_cancels_the_shared_seed_effect(metrics: ModuleType) -> None:
+    # Three seeds x two budgets; seed luck (+0.2, 0, -0.2) is shared, the strategies differ by +0.01 / +0.03.
+    base = np.array([[0.7, 0.9], [0.5, 0.7], [0.3, 0.5]])
+    other = base + np.array([[0.00, 0.03], [0.01, 0.03], [0.02, 0.03]])
+    mean, error = metrics.paired_difference(base, other)
+    assert mean == pytest.approx([0.01, 0.03])
+    # Standard error of the differences (0, 0.01, 0.02): std 0.01 over sqrt(3) seeds; none at all for +0.03.
+    assert error == pytest.approx([0.01 / math.sqrt(3), 0.0], abs=1e-12)
+    one_mean, one_error = metrics.paired_difference(base[:1], other[:1])
+    assert one_mean == pytest.approx([0.0, 0.03])
+    assert np.all(np.isnan(one_error))
