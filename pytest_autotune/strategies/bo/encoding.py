@@ -159,12 +159,14 @@ class Encoding:
         """Model features of ``points``: the space's columns, ordinal ones replaced by positions,
         then one column per derived power-of-two flag."""
         features = np.array(self.space.features(points), dtype=np.float64, order="C")
+        # Position of each row's value in its list, once per listed column (ordinals and flags share it).
+        lists = {**dict(self.ordinals), **{column: listed for column, listed, _ in self.derived}}
+        nearest = {column: _nearest(features[:, column], listed) for column, listed in lists.items()}
         if self.derived:
-            extra = [flags[_nearest(features[:, column], listed)] for column, listed, flags in self.derived]
+            extra = [flags[nearest[column]] for column, _, flags in self.derived]
             features = np.concatenate([features, np.stack(extra, 1)], 1)
         for column, listed in self.ordinals:
-            nearest = _nearest(features[:, column], listed)
-            features[:, column] = nearest / (len(listed) - 1)
+            features[:, column] = nearest[column] / (len(listed) - 1)
         return features
 
     def grid_spacing(self) -> NDArray[np.float64]:
