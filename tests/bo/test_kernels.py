@@ -188,3 +188,36 @@ def test_equality_kernel_is_positive_semidefinite() -> None:
     k = kernel.forward(x, x)
     assert torch.allclose(k, k.T)
     assert float(torch.linalg.eigvalsh(k).min()) > -1e-9
+
+
+def test_pair_equality_kernel_counts_agreeing_pairs() -> None:
+    # Four one-column blocks: S agreeing blocks make S (S - 1) / 2 agreeing pairs out of 6.
+    kernel = EqualityKernel([slice(i, i + 1) for i in range(4)], order=2)
+    a = [0.0, 1.0, 2.0, 3.0]
+    b = [0.0, 1.0, 2.0, 9.0]  # 3 blocks agree: 3 of 6 pairs
+    c = [0.0, 1.0, 7.0, 9.0]  # 2 blocks agree with a: 1 pair
+    d = [5.0, 6.0, 7.0, 8.0]  # none agrees with a
+    x = torch.tensor([a, b, c, d])
+    k = kernel.forward(x, x)
+    assert k[0, 1] == pytest.approx(3 / 6)
+    assert k[0, 2] == pytest.approx(1 / 6)
+    assert k[1, 2] == pytest.approx(3 / 6)  # b and c share columns 0, 1 and 3
+    assert k[0, 3] == pytest.approx(0.0)
+    assert torch.allclose(k.diagonal(), torch.ones(4))
+    assert torch.allclose(kernel.forward(x, x.flip(0), diag=True), k.flip(1).diagonal())
+
+
+def test_pair_equality_kernel_is_positive_semidefinite() -> None:
+    kernel = EqualityKernel([slice(0, 1), slice(1, 2), slice(2, 6), slice(6, 7)], order=2)
+    x = random_features(50, seed=7)
+    x[:, 0] = torch.round(x[:, 0] * 3) / 3
+    x[:, 6] = torch.round(x[:, 6] * 2) / 2
+    x = torch.cat([x, x[:5]])
+    k = kernel.forward(x, x)
+    assert torch.allclose(k, k.T)
+    assert float(torch.linalg.eigvalsh(k).min()) > -1e-9
+
+
+def test_equality_kernel_order_is_checked() -> None:
+    with pytest.raises(ValueError, match="order must be 1 or 2"):
+        EqualityKernel([slice(0, 1)], order=3)

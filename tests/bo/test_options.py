@@ -15,6 +15,7 @@ def test_defaults() -> None:
     assert options.initial is None
     assert options.kernel == "matern+additive"
     assert options.power_of_two is True
+    assert options.interaction_scale == 0.0
 
 
 def test_strings_are_coerced() -> None:
@@ -29,6 +30,7 @@ def test_strings_are_coerced() -> None:
     parsed = BOOptions.parse({"kernel": "Matern", "additive_scale": "0.5"})
     assert (parsed.kernel, parsed.additive_scale) == ("matern", 0.5)
     assert BOOptions.parse({"power_of_two": "off"}).power_of_two is False
+    assert BOOptions.parse({"interaction_scale": "1"}).interaction_scale == 1.0
 
 
 @pytest.mark.parametrize(
@@ -43,6 +45,8 @@ def test_strings_are_coerced() -> None:
         ({"kernel": "rbf"}, "kernel='rbf'"),
         ({"additive_scale": 0}, "additive_scale=0"),
         ({"power_of_two": "sometimes"}, "power_of_two='sometimes'"),
+        ({"interaction_scale": -1}, "interaction_scale=-1"),
+        ({"interaction_scale": "strong"}, "interaction_scale='strong'"),
     ],
 )
 def test_bad_values_name_the_option(options: dict[str, object], message: str) -> None:

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pytest
 
+from pytest_autotune.outcome import Outcome
 from pytest_autotune.space import Categorical, Interval, Permutation, Set, build_space
+from pytest_autotune.space.base import Points, Space
+from pytest_autotune.strategies.bo import BayesianOptimization
 from pytest_autotune.strategies.bo.encoding import Encoding
 from pytest_autotune.strategies.bo.surrogate import GPSurrogate, TargetTransform
 
@@ -92,6 +98,31 @@ def test_constant_parameters_are_not_modelled() -> None:
     assert encoding.dimension == 2
 
 
+def held_out_error(
+    space: Space,
+    cost: Callable[[dict], float],  # type: ignore[type-arg]
+    train: Points,
+    test: Points,
+    seed: int,
+    **options: Any,
+) -> float:
+    """Root mean squared error of a GP fitted on ``train`` at ``test``, in standardised log units."""
+    encoding = Encoding.of(space)
+    surrogate = GPSurrogate(
+        encoding,
+        priors="gamma",
+        log_transform=True,
+        rng=np.random.default_rng(seed),
+        fit_restarts=3,
+        **options,
+    )
+    surrogate.fit(encoding.features(train), np.array([cost(c) for c in space.configs(train)]))
+    assert surrogate.transform is not None
+    mean, _ = surrogate.predict(encoding.features(test))
+    truth = surrogate.transform(np.array([cost(c) for c in space.configs(test)]))
+    return float(np.sqrt(np.mean((mean.numpy() - truth) ** 2)))
+
+
 def test_additive_kernel_learns_values_that_are_good_apart() -> None:
     # Work-group widths 16..256: only 64, 128 and 256 are fast, their neighbours are slow. A
     # stationary kernel over the position cannot express that; one effect per value can.
@@ -102,7 +133,6 @@ def test_additive_kernel_learns_values_that_are_good_apart() -> None:
         scale = 1.0 if config["w"] in fast else 10.0
         return scale * (1.0 + 0.1 * config["t"]) * (1.3 if config["c"] == "y" else 1.0)
 
-    encoding = Encoding.of(space)
     test = space.sample(300, np.random.default_rng(4))
     for seed in range(3):
         draw = np.random.default_rng(100 + seed)
@@ -113,21 +143,51 @@ def test_additive_kernel_learns_values_that_are_good_apart() -> None:
             for _ in range(3)
         ]
         train = space.to_points(configs).unique()
-        values = np.array([cost(c) for c in space.configs(train)])
-        errors = {}
-        for additive in (False, True):
-            surrogate = GPSurrogate(
-                encoding,
-                priors="gamma",
-                log_transform=True,
-                rng=np.random.default_rng(seed),
-                additive_kernel=additive,
-                fit_restarts=3,
-            )
-            surrogate.fit(encoding.features(train), values)
-            assert surrogate.transform is not None
-            mean, _ = surrogate.predict(encoding.features(test))
-            truth = surrogate.transform(np.array([cost(c) for c in space.configs(test)]))
-            errors[additive] = float(np.sqrt(np.mean((mean.numpy() - truth) ** 2)))
+        errors = {
+            additive: held_out_error(space, cost, train, test, seed, additive_kernel=additive)
+            for additive in (False, True)
+        }
         assert errors[True] < 0.01, errors  # log cost is exactly additive: learnt from the data
         assert errors[True] < 0.2 * errors[False], errors
+
+
+def test_interaction_kernel_learns_a_sum_of_pair_effects() -> None:
+    # Six three-valued parameters; the log cost is a sum of three pair effects, (a, b), (c, d) and
+    # (e, f), each an arbitrary 3x3 table. Every parameter matters, so the Matern kernel cannot
+    # ignore any of them, and value effects alone cannot express a pair; one effect per pair of
+    # values is exactly this function.
+    names = "abcdef"
+    space = build_space({n: Categorical("p", "q", "r") for n in names})
+    tables = np.random.default_rng(99).normal(0.0, 0.7, size=(3, 3, 3))
+
+    def cost(config: dict) -> float:  # type: ignore[type-arg]
+        k = ["pqr".index(config[n]) for n in names]
+        return float(np.exp(sum(tables[i, k[2 * i], k[2 * i + 1]] for i in range(3))))
+
+    every = space.at_index(range(space.size))
+    for seed in range(2):
+        rows = np.random.default_rng(seed).choice(space.size, 90, replace=False)
+        train, test = every[rows], every[np.setdiff1d(np.arange(space.size), rows)]
+        errors = {
+            scale: held_out_error(
+                space, cost, train, test, seed, additive_kernel=True, interaction_scale=scale
+            )
+            for scale in (0.0, 1.0)
+        }
+        assert errors[1.0] < 0.02, errors
+        assert errors[0.0] > 0.2, errors  # without it the model cannot (the test is not trivial)
+
+
+@pytest.mark.parametrize("kernel", ["matern", "matern+additive"])
+def test_interaction_option_reaches_the_model(kernel: str) -> None:
+    space = build_space({"a": Interval(1, 8), "b": Categorical("x", "y", "z")})
+    strategy = BayesianOptimization(
+        space, rng=np.random.default_rng(0), kernel=kernel, interaction_scale=1.0, initial=3
+    )
+    for _ in range(6):
+        point = strategy.ask()
+        config = space.configs(point)[0]
+        strategy.tell(point, Outcome.ok(config["a"] * (2.0 if config["b"] == "y" else 1.0)))
+    scale = strategy.surrogate.hyperparameters()["interaction_outputscale"]
+    # Pair effects come with the value effects of matern+additive, and only with them.
+    assert (scale > 0.0) == (kernel == "matern+additive")

@@ -75,6 +75,9 @@ class BayesianOptimization(Strategy):
             lengthscale_floor=self.options.lengthscale_floor,
             additive_kernel=self.options.kernel == "matern+additive",
             additive_scale=self.options.additive_scale,
+            interaction_scale=(
+                self.options.interaction_scale if self.options.kernel == "matern+additive" else 0.0
+            ),
         )
         self.feasibility: FeasibilityModel | None = (
             FeasibilityModel(rng=rng) if self.options.feasibility == "rf" else None

@@ -6,9 +6,10 @@
   parameters, optionally plus ``ScaleKernel(EqualityKernel)`` over the
   parameters with finitely many values (one random effect per parameter
   value; its output scale, fitted with the rest, decides how much of the
-  objective is a sum of per-value effects), Gaussian noise bounded below by
-  a jitter; gpytorch provides the modules, parameter constraints and
-  hyperparameter priors.
+  objective is a sum of per-value effects) and optionally a second-order
+  ``EqualityKernel`` (one effect per pair of values), Gaussian noise
+  bounded below by a jitter; gpytorch provides the modules, parameter
+  constraints and hyperparameter priors.
 * Hyperparameters: maximum a posteriori (exact marginal likelihood plus the
   registered priors) by L-BFGS, warm-started from the previous fit, with
   random restarts on every fit while data is scarce and periodically after.
@@ -94,6 +95,8 @@ class _GPModel(gpytorch.Module):  # type: ignore[misc]
         outputscale_prior: gpytorch.priors.Prior | None,
         additive: EqualityKernel | None = None,
         additive_prior: gpytorch.priors.Prior | None = None,
+        interaction: EqualityKernel | None = None,
+        interaction_prior: gpytorch.priors.Prior | None = None,
     ) -> None:
         super().__init__()
         self.likelihood = likelihood
@@ -102,12 +105,19 @@ class _GPModel(gpytorch.Module):  # type: ignore[misc]
         self.additive_module = None
         if additive is not None:
             self.additive_module = gpytorch.kernels.ScaleKernel(additive, outputscale_prior=additive_prior)
+        self.interaction_module = None
+        if interaction is not None:
+            self.interaction_module = gpytorch.kernels.ScaleKernel(
+                interaction, outputscale_prior=interaction_prior
+            )
 
     def covariance(self, x1: torch.Tensor, x2: torch.Tensor) -> torch.Tensor:
         """Prior covariance matrix between rows of ``x1`` and ``x2`` (dense)."""
         covariance: torch.Tensor = self.covar_module.forward(x1, x2)
         if self.additive_module is not None:
             covariance = covariance + self.additive_module.forward(x1, x2)
+        if self.interaction_module is not None:
+            covariance = covariance + self.interaction_module.forward(x1, x2)
         return covariance
 
     @property
@@ -116,6 +126,8 @@ class _GPModel(gpytorch.Module):  # type: ignore[misc]
         variance = float(self.covar_module.outputscale.detach())
         if self.additive_module is not None:
             variance += float(self.additive_module.outputscale.detach())
+        if self.interaction_module is not None:
+            variance += float(self.interaction_module.outputscale.detach())
         return variance
 
     def negative_log_posterior(self, x: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
@@ -182,6 +194,7 @@ class GPSurrogate:
         always_restart_below: int = 20,
         additive_kernel: bool = False,
         additive_scale: float = 1.5,
+        interaction_scale: float = 0.0,
     ) -> None:
         self.encoding = encoding
         self.priors = priors
@@ -194,6 +207,7 @@ class GPSurrogate:
         self.always_restart_below = always_restart_below
         self._additive_blocks = encoding.discrete_blocks() if additive_kernel else []
         self.additive_scale = additive_scale
+        self.interaction_scale = interaction_scale
         self._fits = 0
         self._lengthscale_prior = _lengthscale_prior(priors, encoding.dimension)
         # Smallest lengthscale per block: ``lengthscale_floor`` grid steps (at least MIN_LENGTHSCALE).
@@ -224,7 +238,19 @@ class GPSurrogate:
         additive_prior = (
             gpytorch.priors.GammaPrior(1.5, 1.5 / self.additive_scale) if with_priors and additive else None
         )
-        model: _GPModel = _GPModel(likelihood, kernel, outputscale_prior, additive, additive_prior).to(DTYPE)
+        interaction = (
+            EqualityKernel(self._additive_blocks, order=2)
+            if self._additive_blocks and self.interaction_scale > 0
+            else None
+        )
+        interaction_prior = (
+            gpytorch.priors.GammaPrior(1.5, 1.5 / self.interaction_scale)
+            if with_priors and interaction
+            else None
+        )
+        model: _GPModel = _GPModel(
+            likelihood, kernel, outputscale_prior, additive, additive_prior, interaction, interaction_prior
+        ).to(DTYPE)
         return model
 
     def _random_start(self, model: _GPModel) -> None:
@@ -238,6 +264,10 @@ class GPSurrogate:
         model.covar_module.outputscale = torch.tensor(float(np.exp(self.rng.uniform(-1.0, 1.0))), dtype=DTYPE)
         if model.additive_module is not None:
             model.additive_module.outputscale = torch.tensor(
+                float(np.exp(self.rng.uniform(-2.0, 0.0))), dtype=DTYPE
+            )
+        if model.interaction_module is not None:
+            model.interaction_module.outputscale = torch.tensor(
                 float(np.exp(self.rng.uniform(-2.0, 0.0))), dtype=DTYPE
             )
         model.likelihood.noise = torch.tensor(float(np.exp(self.rng.uniform(-9.0, -3.0))), dtype=DTYPE)
@@ -331,6 +361,9 @@ class GPSurrogate:
             "mean": float(m.mean_module.constant.detach()),
             "additive_outputscale": (
                 0.0 if m.additive_module is None else float(m.additive_module.outputscale.detach())
+            ),
+            "interaction_outputscale": (
+                0.0 if m.interaction_module is None else float(m.interaction_module.outputscale.detach())
             ),
         }
 
