@@ -287,9 +287,8 @@ class EqualityKernel(gpytorch.kernels.Kernel):  # type: ignore[misc]
         self.block_slices = list(blocks)
         self.order = order
 
-    def forward(
-        self, x1: torch.Tensor, x2: torch.Tensor, diag: bool = False, **params: object
-    ) -> torch.Tensor:
+    def agreements(self, x1: torch.Tensor, x2: torch.Tensor, diag: bool = False) -> torch.Tensor:
+        """Number of blocks on which rows of ``x1`` and ``x2`` agree (the same for every order)."""
         total: torch.Tensor | None = None
         for columns in self.block_slices:
             a, b = x1[..., columns], x2[..., columns]
@@ -297,9 +296,18 @@ class EqualityKernel(gpytorch.kernels.Kernel):  # type: ignore[misc]
             part = same.to(x1.dtype)
             total = part if total is None else total + part
         assert total is not None
+        return total
+
+    def share(self, agreements: torch.Tensor) -> torch.Tensor:
+        """The kernel value from :meth:`agreements`: the agreeing share of blocks or of block pairs."""
         count = len(self.block_slices)
         if self.order == 1:
-            return total / count
+            return agreements / count
         if count < 2:  # no pairs: the one block's agreement
-            return total
-        return total * (total - 1.0) / (count * (count - 1))
+            return agreements
+        return agreements * (agreements - 1.0) / (count * (count - 1))
+
+    def forward(
+        self, x1: torch.Tensor, x2: torch.Tensor, diag: bool = False, **params: object
+    ) -> torch.Tensor:
+        return self.share(self.agreements(x1, x2, diag=diag))

@@ -75,9 +75,7 @@ class BayesianOptimization(Strategy):
             lengthscale_floor=self.options.lengthscale_floor,
             additive_kernel=self.options.kernel == "matern+additive",
             additive_scale=self.options.additive_scale,
-            interaction_scale=(
-                self.options.interaction_scale if self.options.kernel == "matern+additive" else 0.0
-            ),
+            interaction_scale=self.options.interaction_scale,
         )
         self.feasibility: FeasibilityModel | None = (
             FeasibilityModel(rng=rng) if self.options.feasibility == "rf" else None

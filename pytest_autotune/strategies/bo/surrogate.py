@@ -114,20 +114,24 @@ class _GPModel(gpytorch.Module):  # type: ignore[misc]
     def covariance(self, x1: torch.Tensor, x2: torch.Tensor) -> torch.Tensor:
         """Prior covariance matrix between rows of ``x1`` and ``x2`` (dense)."""
         covariance: torch.Tensor = self.covar_module.forward(x1, x2)
-        if self.additive_module is not None:
-            covariance = covariance + self.additive_module.forward(x1, x2)
-        if self.interaction_module is not None:
-            covariance = covariance + self.interaction_module.forward(x1, x2)
+        modules = self.equality_modules()
+        if modules:
+            # Both equality kernels run over the same blocks: count the agreements once.
+            agreements = modules[0].base_kernel.agreements(x1, x2)
+            for module in modules:
+                covariance = covariance + module.base_kernel.share(agreements).mul(module.outputscale)
         return covariance
+
+    def equality_modules(self) -> list[gpytorch.kernels.ScaleKernel]:
+        """The scaled equality kernels (per-value effects, then per-pair effects) that the model has."""
+        return [m for m in (self.additive_module, self.interaction_module) if m is not None]
 
     @property
     def prior_variance(self) -> float:
         """``k(x, x)``, the same for every ``x`` (correlation kernels times their output scales)."""
         variance = float(self.covar_module.outputscale.detach())
-        if self.additive_module is not None:
-            variance += float(self.additive_module.outputscale.detach())
-        if self.interaction_module is not None:
-            variance += float(self.interaction_module.outputscale.detach())
+        for module in self.equality_modules():
+            variance += float(module.outputscale.detach())
         return variance
 
     def negative_log_posterior(self, x: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
@@ -262,14 +266,8 @@ class GPSurrogate:
             torch.as_tensor(lengthscale, dtype=DTYPE), 1.01 * self._min_lengthscale
         ).clamp(max=0.5 * MAX_LENGTHSCALE)
         model.covar_module.outputscale = torch.tensor(float(np.exp(self.rng.uniform(-1.0, 1.0))), dtype=DTYPE)
-        if model.additive_module is not None:
-            model.additive_module.outputscale = torch.tensor(
-                float(np.exp(self.rng.uniform(-2.0, 0.0))), dtype=DTYPE
-            )
-        if model.interaction_module is not None:
-            model.interaction_module.outputscale = torch.tensor(
-                float(np.exp(self.rng.uniform(-2.0, 0.0))), dtype=DTYPE
-            )
+        for module in model.equality_modules():
+            module.outputscale = torch.tensor(float(np.exp(self.rng.uniform(-2.0, 0.0))), dtype=DTYPE)
         model.likelihood.noise = torch.tensor(float(np.exp(self.rng.uniform(-9.0, -3.0))), dtype=DTYPE)
         model.mean_module.constant.data.fill_(float(self.rng.normal(0.0, 0.5)))
 
