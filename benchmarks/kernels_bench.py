@@ -3,13 +3,16 @@
     python benchmarks/kernels_bench.py            # replay every machine's data: 5 seeds, 50 evaluations
     python benchmarks/kernels_bench.py --machines pocl-xeon   # one machine's landscapes only
     python benchmarks/kernels_bench.py --quick    # smoke run: 2 seeds, 20 evaluations
+    python benchmarks/kernels_bench.py --seeds 20 --first-seed 20   # a second, independent sample
     python benchmarks/kernels_bench.py --live --machines pocl-xeon   # tune for real on this device
 
 For each kernel of ``example_kernels/`` the table gives the size of the declared (constrained) space,
 the sub-space measured exhaustively (``benchmarks/kernels_cases.py`` documents it; the full space
 where small enough), its best time and the kernel's default time; then, per strategy, the fraction
 of that best reached within the budget (best time / tuned time: 1.0 = the optimum) over the seeds,
-the speedup of the tuned configuration over the default, and the wall time of tuning.
+the speedup of the tuned configuration over the default, and the wall time of tuning. With a
+needle of one or two configurations, five seeds decide little: the fraction's standard error over the
+seeds (``se``) and how many runs reached the target (``hit``) say how far a mean can be trusted.
 
 Tuning replays the exhaustive measurements in ``benchmarks/data/<machine>/kernels_<name>.json``
 (Kernel Tuner cache format; fill them with ``benchmarks/kernels_measure.py``), one table per machine
@@ -225,13 +228,16 @@ def _fmt_load(value: float | None) -> str:
 
 
 def summarise(data: CaseData, runs: Sequence[Run]) -> dict[str, Any]:
-    """Mean and minimum fraction of the optimum, speedup over default, wall time."""
+    """Fraction of the optimum (mean, its standard error, minimum, runs at the target), speedup, wall time."""
     optimum = data.replay.optimum
     fractions = [optimum / run.best_ms if run.best_ms > 0 else 0.0 for run in runs]
     tuned = statistics.median(run.best_ms for run in runs)
     return {
         "fraction_mean": statistics.fmean(fractions),
+        "fraction_se": statistics.stdev(fractions) / len(fractions) ** 0.5 if len(fractions) > 1 else None,
         "fraction_min": min(fractions),
+        "hits": sum(fraction >= FRACTION_TARGET for fraction in fractions),
+        "runs": len(fractions),
         "tuned_ms": tuned,
         "speedup": (data.default_ms / tuned) if data.default_ms and tuned > 0 else None,
         "wall_s": statistics.fmean(run.wall_s for run in runs),
@@ -244,8 +250,8 @@ def print_table(rows: list[dict[str, Any]], strategies: Sequence[str], budget: i
     header = (
         f"{'kernel':<10} {'space':>7} {'measured':>8} {'fail':>5} {'near':>4} {'noise':>5} {'load':>4} "
         f"{'default ms':>10} {'best ms':>8} "
-        f"{'strategy':<9} {'frac@' + str(budget) + ' mean':>14} {'min':>5} {'tuned ms':>8} "
-        f"{'speedup':>8} {'tuning s':>9} {'of which strategy s':>19}"
+        f"{'strategy':<9} {'frac@' + str(budget) + ' mean':>14} {'se':>5} {'min':>5} {'hit':>5} "
+        f"{'tuned ms':>8} {'speedup':>8} {'tuning s':>9} {'of which strategy s':>19}"
     )
     print(header)
     print("-" * len(header))
@@ -263,9 +269,12 @@ def print_table(rows: list[dict[str, Any]], strategies: Sequence[str], budget: i
                 else " " * 70
             )
             speedup = "-" if s["speedup"] is None else f"{s['speedup']:.1f}x"
+            se = "-" if s["fraction_se"] is None else f"{s['fraction_se']:.3f}"
+            hits = f"{s['hits']}/{s['runs']}"
             print(
-                f"{lead}{strategy:<9} {s['fraction_mean']:>14.3f} {s['fraction_min']:>5.2f} "
-                f"{_fmt_ms(s['tuned_ms']):>8} {speedup:>8} {s['wall_s']:>9.1f} {s['strategy_s']:>19.1f}"
+                f"{lead}{strategy:<9} {s['fraction_mean']:>14.3f} {se:>5} {s['fraction_min']:>5.2f} "
+                f"{hits:>5} {_fmt_ms(s['tuned_ms']):>8} {speedup:>8} "
+                f"{s['wall_s']:>9.1f} {s['strategy_s']:>19.1f}"
             )
 
 
@@ -310,7 +319,8 @@ def bench_machine(machine: str, args: argparse.Namespace, strategies: Sequence[s
         }
         for strategy in strategies:
             run = live_run if args.live else replay_run
-            runs = [run(data, strategy, seed, args.budget) for seed in range(args.seeds)]
+            seeds = range(args.first_seed, args.first_seed + args.seeds)
+            runs = [run(data, strategy, seed, args.budget) for seed in seeds]
             row["strategies"][strategy] = summarise(data, runs)
         rows.append(row)
     return rows
@@ -354,6 +364,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="strategy specs (name or name:key=value,...); the first is judged against the targets",
     )
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds run from this one on")
     parser.add_argument("--budget", type=int, default=50, help="evaluations per tuning run")
     parser.add_argument("--quick", action="store_true", help="smoke run: 2 seeds, 20 evaluations")
     parser.add_argument(
