@@ -296,6 +296,8 @@ def check_targets(rows: list[dict[str, Any]], strategy: str) -> list[str]:
 def bench_machine(machine: str, args: argparse.Namespace, strategies: Sequence[str]) -> list[dict[str, Any]]:
     """Tune every requested kernel on ``machine``'s landscapes: one row per kernel."""
     rows: list[dict[str, Any]] = []
+    run = live_run if args.live else replay_run
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
     for name in args.kernels.split(","):
         case = case_by_name(name)
         data = load_case(case, machine, args.statistic)
@@ -318,8 +320,6 @@ def bench_machine(machine: str, args: argparse.Namespace, strategies: Sequence[s
             "strategies": {},
         }
         for strategy in strategies:
-            run = live_run if args.live else replay_run
-            seeds = range(args.first_seed, args.first_seed + args.seeds)
             runs = [run(data, strategy, seed, args.budget) for seed in seeds]
             row["strategies"][strategy] = summarise(data, runs)
         rows.append(row)

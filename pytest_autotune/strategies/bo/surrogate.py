@@ -239,19 +239,18 @@ class GPSurrogate:
         )
         outputscale_prior = gpytorch.priors.GammaPrior(2.0, 0.15) if with_priors else None
         additive = EqualityKernel(self._additive_blocks) if self._additive_blocks else None
-        additive_prior = (
-            gpytorch.priors.GammaPrior(1.5, 1.5 / self.additive_scale) if with_priors and additive else None
-        )
         interaction = (
             EqualityKernel(self._additive_blocks, order=2)
             if self._additive_blocks and self.interaction_scale > 0
             else None
         )
-        interaction_prior = (
-            gpytorch.priors.GammaPrior(1.5, 1.5 / self.interaction_scale)
-            if with_priors and interaction
-            else None
-        )
+
+        def effect_prior(kernel: EqualityKernel | None, mean: float) -> gpytorch.priors.Prior | None:
+            """Gamma prior (shape 1.5) of an equality kernel's output scale, with the given mean."""
+            return gpytorch.priors.GammaPrior(1.5, 1.5 / mean) if with_priors and kernel else None
+
+        additive_prior = effect_prior(additive, self.additive_scale)
+        interaction_prior = effect_prior(interaction, self.interaction_scale)
         model: _GPModel = _GPModel(
             likelihood, kernel, outputscale_prior, additive, additive_prior, interaction, interaction_prior
         ).to(DTYPE)
