@@ -44,7 +44,7 @@ from numpy.typing import NDArray
 
 from pytest_autotune.space.base import Points, Space
 
-__all__ = ["AcquisitionOptimizer", "Proposal"]
+__all__ = ["AcquisitionOptimizer", "Proposal", "ScoreFn"]
 
 #: Scores a feature matrix; higher is better, ``-inf`` means "do not propose".
 ScoreFn = Callable[[Points], NDArray[np.float64]]

@@ -11,7 +11,9 @@ Each suggestion:
    model-based suggestion (after as many global ones as the design had
    points) searches the incumbents' region only, which keeps
    improving the best configurations on rugged spaces where global EI keeps
-   chasing uncertainty elsewhere;
+   chasing uncertainty elsewhere; after ``escape_after`` trials without a
+   real gain, each global suggestion is an escape step instead, the best
+   configuration away from the incumbents (see the escape module);
 3. never a configuration already told.
 
 torch, gpytorch and scikit-learn are imported when the strategy is created,
@@ -32,7 +34,8 @@ from pytest_autotune.space.base import Points, Space
 from pytest_autotune.strategies.base import SpaceExhausted, Strategy
 from pytest_autotune.strategies.bo.design import default_design_size, latin_hypercube_design
 from pytest_autotune.strategies.bo.encoding import Encoding
-from pytest_autotune.strategies.bo.optimizer import AcquisitionOptimizer
+from pytest_autotune.strategies.bo.escape import changed_parameters, trials_since_gain
+from pytest_autotune.strategies.bo.optimizer import AcquisitionOptimizer, ScoreFn
 from pytest_autotune.strategies.bo.options import BOOptions
 
 if TYPE_CHECKING:
@@ -180,6 +183,22 @@ class BayesianOptimization(Strategy):
         rows = [int(i) for i in order if np.isfinite(values[int(i)])]
         return Points.concat([self._points[i] for i in rows])
 
+    def _stalled(self) -> bool:
+        """Whether the last ``escape_after`` trials brought no gain of ``escape_gain`` (escape steps on)."""
+        after = self.options.escape_after
+        return after > 0 and trials_since_gain(self._values, self.options.escape_gain) >= after
+
+    def _away_from(self, incumbents: Points, score: ScoreFn) -> ScoreFn:
+        """``score`` where a configuration is ``escape_radius`` parameters or more from every incumbent."""
+        radius = self.options.escape_radius
+
+        def away(points: Points) -> NDArray[np.float64]:
+            values = score(points)
+            near = (changed_parameters(self.space, points, incumbents) < radius).any(axis=1)
+            return np.where(near, -np.inf, values)
+
+        return away
+
     def _model_based(self) -> Points | None:
         from pytest_autotune.strategies.bo.acquisition import draw_feasibility_threshold, feasible_acquisition
 
@@ -208,8 +227,11 @@ class BayesianOptimization(Strategy):
             and self._model_suggestions % every == every - 1
         )
         self._model_suggestions += 1
-        proposal = self.optimizer.maximise(score, self._incumbents(), self._index.keys(), local=local)
-        if proposal is None and local:  # the incumbents' region is exhausted: search everywhere
+        escape = not local and self._stalled()
+        acquisition = self._away_from(self._incumbents(), score) if escape else score
+        proposal = self.optimizer.maximise(acquisition, self._incumbents(), self._index.keys(), local=local)
+        if (proposal is None or not np.isfinite(proposal.score)) and (local or escape):
+            # the incumbents' region is exhausted, or nothing far from it was found: search everywhere
             proposal = self.optimizer.maximise(score, self._incumbents(), self._index.keys())
         if proposal is None or not np.isfinite(proposal.score):
             return None
