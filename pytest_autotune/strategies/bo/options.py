@@ -113,10 +113,12 @@ class BOOptions:
       +0.001 / +0.005 (seeds 20-39; paired standard errors about 0.005 /
       0.004 / 0.005): small, but never negative on average. It lifts runs stuck
       on a plateau (MI250X convolution at 100 evaluations: 0.900 to 0.959 over
-      seeds 0-19) and costs the A100 convolution's needle some (0.911 to 0.884
-      at 100, seeds 0-19; 0.867 to 0.903 over seeds 20-39). ``escape_after=15``
-      changed nothing measurable; ``escape_radius=3`` gained at 50
-      (+0.009) and lost at 20 and 100.
+      seeds 0-19); the A100 convolution's needle moved both ways (0.911 to 0.884
+      at 100 over seeds 0-19, 0.867 to 0.903 over seeds 20-39). On the example
+      kernels' replays (20 seeds, 50 evaluations) it changed the fraction by
+      -0.016 to +0.030, +0.004 on average. ``escape_after=15`` changed nothing
+      measurable; ``escape_radius=3`` gained at 50 (+0.009) and lost at 20 and
+      100.
     * ``lengthscale_floor``: smallest lengthscale of a parameter with a
       grid of values, in grid steps (``0``: only a tiny absolute bound).
     * ``fit_restarts``: extra random starts of the hyperparameter fit.
