@@ -40,7 +40,7 @@ def test_changed_parameters_counts_differing_parameters_of_every_kind() -> None:
             {"n": 4, "c": "y", "p": ("c", "b", "a")},
         ]
     )
-    counts = changed_parameters(space, points, points[:2])
+    counts = changed_parameters(space.feature_blocks, space.features(points), space.features(points[:2]))
     np.testing.assert_array_equal(counts, [[0, 1], [1, 0], [3, 2]])
 
 
@@ -52,7 +52,7 @@ def test_options_validate_escape_settings() -> None:
         BOOptions.parse({"escape_gain": 2.0})
 
 
-def _stalled_strategy(escape_after: int) -> tuple[BayesianOptimization, list[dict[str, object]]]:
+def _stalled_strategy(escape_after: int) -> BayesianOptimization:
     """A strategy told a bowl around (10, 10, 'a'): its design point, the best trial, then nine worse."""
     space = build_space({"x": Interval(0, 20), "y": Interval(0, 20), "m": Categorical("a", "b")})
     strategy = BayesianOptimization(
@@ -73,11 +73,11 @@ def _stalled_strategy(escape_after: int) -> tuple[BayesianOptimization, list[dic
         value = 1.0 + ((config["x"] - 10) ** 2 + (config["y"] - 10) ** 2) / 50  # type: ignore[operator]
         value += 0.5 if config["m"] == "b" else 0.0
         strategy.tell(space.to_points([config]), Outcome.ok(value))
-    return strategy, configs
+    return strategy
 
 
 def test_a_stalled_run_proposes_away_from_its_incumbents() -> None:
-    strategy, _ = _stalled_strategy(escape_after=5)
+    strategy = _stalled_strategy(escape_after=5)
     incumbents = strategy.space.configs(strategy._incumbents())
     proposal = strategy.space.configs(strategy.ask())[0]
     for incumbent in incumbents:
@@ -86,9 +86,9 @@ def test_a_stalled_run_proposes_away_from_its_incumbents() -> None:
 
 def test_no_escape_before_the_stall_is_long_enough() -> None:
     # Nine trials since the last gain: with escape_after=10 the step is the plain one (escape off).
-    waiting, _ = _stalled_strategy(escape_after=10)
-    off, _ = _stalled_strategy(escape_after=0)
-    escaping, _ = _stalled_strategy(escape_after=9)
+    waiting = _stalled_strategy(escape_after=10)
+    off = _stalled_strategy(escape_after=0)
+    escaping = _stalled_strategy(escape_after=9)
     plain = off.space.configs(off.ask())
     assert waiting.space.configs(waiting.ask()) == plain
     assert plain[0]["m"] == "a"

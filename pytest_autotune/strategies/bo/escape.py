@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from pytest_autotune.space.base import Points, Space
+from pytest_autotune.space.base import FeatureBlock
 
 __all__ = ["changed_parameters", "trials_since_gain"]
 
@@ -42,13 +42,17 @@ def trials_since_gain(values: Sequence[float | None], gain: float) -> int:
     return len(values) - 1 - last
 
 
-def changed_parameters(space: Space, points: Points, references: Points) -> NDArray[np.int64]:
-    """Number of parameters in which each of ``points`` differs from each of ``references``, shape (n, m)."""
-    a = space.features(points)
-    b = space.features(references)
-    changed = np.zeros((len(points), len(references)), dtype=np.int64)
-    for block in space.feature_blocks:
+def changed_parameters(
+    blocks: Sequence[FeatureBlock], features: NDArray[np.float64], references: NDArray[np.float64]
+) -> NDArray[np.int64]:
+    """Number of parameters in which each row of ``features`` differs from each row of ``references``.
+
+    Both are :meth:`Space.features` matrices laid out by ``blocks`` (the space's
+    :attr:`Space.feature_blocks`); the result has shape (n, m).
+    """
+    changed = np.zeros((len(features), len(references)), dtype=np.int64)
+    for block in blocks:
         cols = block.columns
-        differs = np.abs(a[:, None, cols] - b[None, :, cols]) > 1e-12
+        differs = np.abs(features[:, None, cols] - references[None, :, cols]) > 1e-12
         changed += differs.any(axis=2)
     return changed

@@ -191,10 +191,12 @@ class BayesianOptimization(Strategy):
     def _away_from(self, incumbents: Points, score: ScoreFn) -> ScoreFn:
         """``score`` where a configuration is ``escape_radius`` parameters or more from every incumbent."""
         radius = self.options.escape_radius
+        blocks = self.space.feature_blocks
+        references = self.space.features(incumbents)
 
         def away(points: Points) -> NDArray[np.float64]:
             values = score(points)
-            near = (changed_parameters(self.space, points, incumbents) < radius).any(axis=1)
+            near = (changed_parameters(blocks, self.space.features(points), references) < radius).any(axis=1)
             return np.where(near, -np.inf, values)
 
         return away
@@ -227,12 +229,13 @@ class BayesianOptimization(Strategy):
             and self._model_suggestions % every == every - 1
         )
         self._model_suggestions += 1
+        incumbents = self._incumbents()
         escape = not local and self._stalled()
-        acquisition = self._away_from(self._incumbents(), score) if escape else score
-        proposal = self.optimizer.maximise(acquisition, self._incumbents(), self._index.keys(), local=local)
+        acquisition = self._away_from(incumbents, score) if escape else score
+        proposal = self.optimizer.maximise(acquisition, incumbents, self._index.keys(), local=local)
         if (proposal is None or not np.isfinite(proposal.score)) and (local or escape):
             # the incumbents' region is exhausted, or nothing far from it was found: search everywhere
-            proposal = self.optimizer.maximise(score, self._incumbents(), self._index.keys())
+            proposal = self.optimizer.maximise(score, incumbents, self._index.keys())
         if proposal is None or not np.isfinite(proposal.score):
             return None
         return proposal.point
