@@ -10,7 +10,7 @@ from typing import Any
 
 from pytest_autotune.replay import Replay
 
-__all__ = ["DATASETS", "OUT", "load_listing", "replay", "short_name"]
+__all__ = ["DATASETS", "OUT", "format_table", "load_listing", "replay", "short_name"]
 
 #: Exhaustively measured Kernel Tuner caches (override with AUTOTUNE_DATASETS).
 DATASETS = Path(
@@ -27,6 +27,15 @@ def load_listing(datasets: Path = DATASETS) -> list[dict[str, Any]]:
         raise SystemExit(f"{path} not found: set AUTOTUNE_DATASETS or pass --datasets")
     listing: list[dict[str, Any]] = json.loads(path.read_text())
     return listing
+
+
+def format_table(header: list[str], rows: list[list[str]]) -> str:
+    """A plain-text table: the header, a rule, then the rows, columns left-aligned."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    line = "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))
+    out = [line, "-" * len(line)]
+    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    return "\n".join(out)
 
 
 def short_name(file_name: str) -> str:

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from bench_common import DATASETS, OUT, load_listing, replay, short_name
+from bench_common import DATASETS, OUT, format_table, load_listing, replay, short_name
 from strategy_metrics import (
     RunRecord,
     best_so_far,
@@ -236,14 +236,6 @@ def space_average(
 # -- printing ------------------------------------------------------------------------------
 def mean_std(values: np.ndarray) -> str:
     return f"{np.mean(values):.3f}±{np.std(values):.3f}"
-
-
-def format_table(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    line = "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))
-    out = [line, "-" * len(line)]
-    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-    return "\n".join(out)
 
 
 def row_for(
