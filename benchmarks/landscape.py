@@ -4,8 +4,9 @@
     python benchmarks/landscape.py --gpu           # the GPU spaces only
     python benchmarks/landscape.py --kernels       # the example kernels only
 
-Fitness-landscape analysis in the sense of the auto-tuning literature (Schoonhoven et al. 2022
-benchmark GPU tuners this way), over the exhaustively measured configurations:
+Fitness-landscape measures in the spirit of the fitness flow graphs of Schoonhoven et al. (2022),
+which count local minima and how much of the space flows down to good ones; here over the
+exhaustively measured configurations:
 
 * ``near``: configurations within 0.95 of the best, the needles a 0.95 target must hit;
 * ``minima``: local minima, configurations no one-parameter neighbour improves on;
