@@ -47,7 +47,13 @@ BUDGETS = (20, 50, 100)
 
 
 def one_parameter_neighbours(rows: Sequence[tuple[object, ...]]) -> list[NDArray[np.int64]]:
-    """For each row, the indices of the rows that differ from it in exactly one position."""
+    """For each row, the indices of the rows that differ from it in exactly one position.
+
+    Over a space's configurations this is what ``strategies.local.hamming_neighbours`` gives one
+    configuration at a time (the tests check that they agree); grouping the rows by all positions
+    but one finds every row's neighbours at once, 0.6 s for the 17,956 GEMM configurations where
+    a call per configuration takes 20 s.
+    """
     width = len(rows[0]) if rows else 0
     found: list[set[int]] = [set() for _ in rows]
     for position in range(width):

@@ -21,6 +21,23 @@ def test_neighbours_differ_in_exactly_one_parameter(landscape: ModuleType) -> No
     assert [n.tolist() for n in neighbours] == [[1, 2], [0, 3], [0, 3], [1, 2], []]
 
 
+def test_neighbours_agree_with_the_local_search_moves(landscape: ModuleType) -> None:
+    from pytest_autotune.space import Set, build_space
+    from pytest_autotune.strategies.local import hamming_neighbours
+
+    space = build_space(
+        {"a": Set(1, 2, 4, 8), "b": Set(1, 2, 4), "c": Set(0, 1)}, ["a * b <= 16", "c == 0 or a > 1"]
+    )
+    every = space.at_index(list(range(space.size)))
+    configs = space.configs(every)
+    neighbours = landscape.one_parameter_neighbours([tuple(c.values()) for c in configs])
+    rng = np.random.default_rng(0)
+    for i in range(space.size):
+        moves = hamming_neighbours(space, every[i], rng, max_values=100)
+        expected = [] if moves is None else sorted(space.index_of(moves))
+        assert neighbours[i].tolist() == expected, configs[i]
+
+
 def test_steepest_descent_follows_the_best_better_neighbour(landscape: ModuleType) -> None:
     # A line of seven configurations, each next to the one before and after: two valleys (1 and 5)
     # and a failure at 4.

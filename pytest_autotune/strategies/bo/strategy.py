@@ -23,7 +23,7 @@ not when this module is imported, so the strategy registry stays light.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -43,6 +43,9 @@ if TYPE_CHECKING:
     from pytest_autotune.strategies.bo.surrogate import GPSurrogate
 
 __all__ = ["BayesianOptimization"]
+
+#: Scores a model-feature matrix (the acquisition before it is tied to configurations).
+FeatureScore = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 
 #: Number of best measured configurations used as incumbents (pool and local-search starts).
 INCUMBENTS = 3
@@ -188,16 +191,20 @@ class BayesianOptimization(Strategy):
         after = self.options.escape_after
         return after > 0 and trials_since_gain(self._values, self.options.escape_gain) >= after
 
-    def _away_from(self, incumbents: Points, score: ScoreFn) -> ScoreFn:
-        """``score`` where a configuration is ``escape_radius`` parameters or more from every incumbent."""
+    def _away_from(self, incumbents: Points, score: FeatureScore) -> ScoreFn:
+        """``score`` where a configuration is ``escape_radius`` parameters or more from every incumbent.
+
+        Parameters are compared on the model features the score needs anyway: the space's
+        blocks lead them, with ordinal positions that are equal exactly when the values are.
+        """
         radius = self.options.escape_radius
         blocks = self.space.feature_blocks
-        references = self.space.features(incumbents)
+        references = self.encoding.features(incumbents)
 
         def away(points: Points) -> NDArray[np.float64]:
-            values = score(points)
-            near = (changed_parameters(blocks, self.space.features(points), references) < radius).any(axis=1)
-            return np.where(near, -np.inf, values)
+            feats = self.encoding.features(points)
+            near = (changed_parameters(blocks, feats, references) < radius).any(axis=1)
+            return np.where(near, -np.inf, score(feats))
 
         return away
 
@@ -213,13 +220,15 @@ class BayesianOptimization(Strategy):
         best = self.surrogate.best_target
         active = self.encoding.active_columns()
 
-        def score(points: Points) -> NDArray[np.float64]:
-            feats = self.encoding.features(points)
+        def score_features(feats: NDArray[np.float64]) -> NDArray[np.float64]:
             mean, std = self.surrogate.predict(feats)
             p_feasible = None
             if feasibility is not None and feasibility.active:
                 p_feasible = feasibility.probability(feats[:, active])
             return feasible_acquisition(mean, std, best, p_feasible, threshold)
+
+        def score(points: Points) -> NDArray[np.float64]:
+            return score_features(self.encoding.features(points))
 
         # Trust-region steps start once as many global suggestions as design points were made.
         every = self.options.local_every
@@ -231,7 +240,7 @@ class BayesianOptimization(Strategy):
         self._model_suggestions += 1
         incumbents = self._incumbents()
         escape = not local and self._stalled()
-        acquisition = self._away_from(incumbents, score) if escape else score
+        acquisition = self._away_from(incumbents, score_features) if escape else score
         proposal = self.optimizer.maximise(acquisition, incumbents, self._index.keys(), local=local)
         if (proposal is None or not np.isfinite(proposal.score)) and (local or escape):
             # the incumbents' region is exhausted, or nothing far from it was found: search everywhere
