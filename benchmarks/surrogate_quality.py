@@ -188,6 +188,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--budget", type=int, default=50)
     parser.add_argument("--jobs", type=int, default=2, help="worker processes")
     args = parser.parse_args(argv)
+    if parse_strategy_spec(args.strategy)[0] != "bo":
+        parser.error(f"--strategy {args.strategy!r}: only the bo strategy has a surrogate to question")
 
     files = [entry["file"] for entry in load_listing()]
     if args.spaces:

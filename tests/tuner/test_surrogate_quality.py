@@ -84,3 +84,12 @@ def _failures_tried(target: Replay, *, seed: int, budget: int) -> int:
 def test_a_strategy_without_a_surrogate_is_refused(quality: ModuleType, tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="not a bo strategy"):
         quality.assess(smooth_replay(tmp_path), "random", seed=0, budget=5)
+
+
+def test_the_command_refuses_a_strategy_without_a_surrogate_before_tuning(
+    quality: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        quality.main(["--strategy", "random"])
+    assert exc.value.code == 2
+    assert "only the bo strategy" in capsys.readouterr().err
