@@ -130,9 +130,8 @@ def assess(target: Replay, strategy: str, seed: int, budget: int) -> RunQuality:
     forest.fit(features[tried[ok]][:, active], np.log(values[ok]))
     forest_mean = forest.predict(features[candidates][:, active])
     truth = np.log(recorded[candidates])
-    best_found = float(np.nanmin(values)) if ok.any() else np.inf
     return RunQuality(
-        found=target.optimum / best_found >= NEAR,
+        found=result.best_value is not None and target.optimum / result.best_value >= NEAR,
         candidates=len(candidates),
         rho=spearman(mean, truth),
         rank_by_mean=first_rank(-mean, hits),
