@@ -1,0 +1,207 @@
+"""The package's structure measured from its code: modules per folder, import floors, circles, sizes.
+
+An edge ``a -> b`` is an import of module ``b`` written in module ``a``: at module level, inside a
+function (a lazy import is still a dependency) or under ``if TYPE_CHECKING:`` (a module that names
+another's types depends on it; ``--runtime-only`` leaves those out). ``from package import name``
+counts as an import of ``package.name`` when that is a module, else of ``package``. The implicit
+import of a parent package that Python performs is not an edge. Floors are the length of the
+longest chain of imports once circles are collapsed; a circle is a strongly connected component of
+more than one module. ``tests/test_architecture.py`` holds the package to the limits of issue 24;
+this command prints the measures::
+
+    python -m benchmarks.import_graph [--package pytest_autotune] [--chain] [--runtime-only]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Structure", "import_graph", "measure", "strongly_connected"]
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _module_name(package_dir: Path, path: Path) -> str:
+    parts = list(path.relative_to(package_dir.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(tree: ast.AST, *, annotations: bool) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement (those under ``if TYPE_CHECKING:`` only with ``annotations``)."""
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if not annotations and isinstance(node, ast.If) and _is_type_checking(node.test):
+            stack.extend(node.orelse)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def import_graph(
+    package_dir: Path, *, annotations: bool = True
+) -> tuple[dict[str, set[str]], dict[str, int]]:
+    """Edges between the package's modules, and each module's line count.
+
+    With ``annotations`` (the default) imports under ``if TYPE_CHECKING:`` count too: they do not
+    run, but a module that names another's types in its signatures still depends on it.
+    """
+    paths = {_module_name(package_dir, p): p for p in sorted(package_dir.rglob("*.py"))}
+    edges: dict[str, set[str]] = {name: set() for name in paths}
+    lines: dict[str, int] = {}
+    for name, path in paths.items():
+        text = path.read_text(encoding="utf-8")
+        lines[name] = text.count("\n")
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in _imports(ast.parse(text), annotations=annotations):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+                module = ".".join([*base, *([node.module] if node.module else [])])
+                targets = [f"{module}.{alias.name}" for alias in node.names]
+            for target in targets:
+                while target and target not in paths:
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    edges[name].add(target)
+    return edges, lines
+
+
+def strongly_connected(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components (iterative), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    components: list[list[str]] = []
+    counter = 0
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work: list[tuple[str, Iterator[str]]] = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges[child]))))
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    components.append(sorted(component))
+    return components
+
+
+@dataclass(frozen=True)
+class Structure:
+    """The measures of one package."""
+
+    modules: int
+    top_level_modules: int
+    floors: int
+    longest_chain: tuple[str, ...]
+    circles: tuple[tuple[str, ...], ...]
+    largest: tuple[str, int]
+    per_folder: dict[str, int]
+
+
+def measure(package_dir: Path, *, annotations: bool = True) -> Structure:
+    """Measure the package in ``package_dir`` (a folder holding ``__init__.py``)."""
+    edges, lines = import_graph(package_dir, annotations=annotations)
+    components = strongly_connected(edges)
+    owner = {m: i for i, component in enumerate(components) for m in component}
+    # Tarjan emits components in reverse topological order: dependencies first.
+    height: dict[int, int] = {}
+    below: dict[int, int | None] = {}
+    for i, component in enumerate(components):
+        targets = {owner[t] for m in component for t in edges[m]} - {i}
+        best = max(targets, key=lambda t: height[t], default=None)
+        height[i] = 1 + (height[best] if best is not None else 0)
+        below[i] = best
+    top = max(height, key=lambda i: height[i])
+    chain: list[str] = []
+    current: int | None = top
+    while current is not None:
+        chain.append(components[current][0])
+        current = below[current]
+    per_folder: dict[str, int] = defaultdict(int)
+    root = package_dir.name
+    for name in edges:
+        if name == root:
+            continue
+        per_folder[name.rpartition(".")[0]] += 1
+    return Structure(
+        modules=len(edges),
+        top_level_modules=per_folder.get(root, 0),
+        floors=height[top],
+        longest_chain=tuple(chain),
+        circles=tuple(tuple(c) for c in components if len(c) > 1),
+        largest=max(lines.items(), key=lambda item: item[1]),
+        per_folder=dict(sorted(per_folder.items())),
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print the measures."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--package", default="pytest_autotune", help="package folder under the root")
+    parser.add_argument("--chain", action="store_true", help="print the longest import chain")
+    parser.add_argument(
+        "--runtime-only", action="store_true", help="leave out imports under `if TYPE_CHECKING:`"
+    )
+    args = parser.parse_args(argv)
+    structure = measure(ROOT / args.package, annotations=not args.runtime_only)
+    print(f"modules                {structure.modules}")
+    print(f"top-level modules      {structure.top_level_modules}")
+    print(f"floors                 {structure.floors}")
+    print(f"import circles         {len(structure.circles)}")
+    for circle in structure.circles:
+        print(f"  circle: {' <-> '.join(circle)}")
+    print(f"largest module         {structure.largest[0]} ({structure.largest[1]} lines)")
+    print("modules per folder:")
+    for folder, count in structure.per_folder.items():
+        print(f"  {folder:40} {count}")
+    if args.chain:
+        print("longest chain (importer first):")
+        for name in structure.longest_chain:
+            print(f"  {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
