@@ -38,10 +38,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import DATASETS, replay
 from space_cases import CASES, build_ours
 
-from pytest_autotune.abort import Evaluations
 from pytest_autotune.outcome import Outcome
 from pytest_autotune.space import Space
-from pytest_autotune.tuner import Tuner
+from pytest_autotune.tuning.abort import Evaluations
+from pytest_autotune.tuning.tuner import Tuner
 
 GEMM = "gemm__RTX_3090.json.gz"
 DEEP_SIZES = {"a": 24, "b": 16, "c": 16, "d": 24, "e": 16, "f": 16, "g": 24}

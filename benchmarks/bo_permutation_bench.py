@@ -25,9 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bo_loop_order import permutation_replay
 
-from pytest_autotune.abort import Evaluations
 from pytest_autotune.strategies import parse_strategy_spec
-from pytest_autotune.tuner import Tuner
+from pytest_autotune.tuning.abort import Evaluations
+from pytest_autotune.tuning.tuner import Tuner
 
 DEFAULT_SPECS = [
     "random",

@@ -56,7 +56,7 @@ from kernels_cases import CASES, DATA, KernelCase, case_by_name
 
 from pytest_autotune.replay import Replay
 from pytest_autotune.strategies import parse_strategy_spec
-from pytest_autotune.tuner import Tuner
+from pytest_autotune.tuning.tuner import Tuner
 
 FRACTION_TARGET = 0.95
 GEMM_SPEEDUP_TARGET = 10.0
@@ -201,7 +201,7 @@ def replay_run(data: CaseData, strategy: str, seed: int, budget: int) -> Run:
 
 def live_run(data: CaseData, strategy: str, seed: int, budget: int) -> Run:
     """Tune on the device; the tuned configuration is scored by its recorded time."""
-    from pytest_autotune.opencl_harness import KernelTestObjective
+    from pytest_autotune.backends.opencl.harness import KernelTestObjective
 
     objective = KernelTestObjective(data.case.load())
     start = time.perf_counter()

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_autotune.api import TunableSpec, get_spec
-from pytest_autotune.opencl_harness import load_test_function
+from pytest_autotune.backends.opencl.harness import load_test_function
 from pytest_autotune.space import NO_DEFAULT, Param, build_space
 from pytest_autotune.space.base import Space
 from pytest_autotune.space.constraints import Constraint

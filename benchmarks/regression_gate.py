@@ -147,8 +147,8 @@ def schedule(
 
 def rule_text(policy: Any) -> str:
     """The regression rule and its parameters as the plugin applies them (see ``check_mode``)."""
-    from pytest_autotune import check_mode
     from pytest_autotune.fixture import MEASURE_REPEAT
+    from pytest_autotune.plugin import check_mode
 
     if hasattr(check_mode, "baseline_spread"):  # the rule since issue 7
         return (

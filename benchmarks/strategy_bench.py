@@ -56,9 +56,9 @@ from strategy_metrics import (
     paired_difference,
 )
 
-from pytest_autotune.abort import Evaluations
 from pytest_autotune.strategies import parse_strategy_spec
-from pytest_autotune.tuner import Tuner
+from pytest_autotune.tuning.abort import Evaluations
+from pytest_autotune.tuning.tuner import Tuner
 
 DEFAULT_STRATEGIES = ["random", "anneal", "genetic", "diff_evo", "pattern", "local", "bandit"]
 CLASSIC = {"random", "exhaustive", "anneal", "genetic", "diff_evo", "pattern", "local", "bandit"}

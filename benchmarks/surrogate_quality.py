@@ -46,7 +46,7 @@ from bench_common import DATASETS, format_table, load_listing, replay, short_nam
 
 from pytest_autotune.replay import Replay
 from pytest_autotune.strategies import parse_strategy_spec
-from pytest_autotune.tuner import Tuner
+from pytest_autotune.tuning.tuner import Tuner
 
 #: A candidate within this fraction of the optimum counts as a hit (the issues' target).
 NEAR = 0.95

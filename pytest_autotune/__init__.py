@@ -19,8 +19,8 @@ _EXPORTS: dict[str, str] = {
     "constraint": "pytest_autotune.api",
     # the autotune fixture's type and the timer protocol (for annotations and custom timers)
     "Autotune": "pytest_autotune.fixture",
-    "Timer": "pytest_autotune.measure",
-    "DefaultTimer": "pytest_autotune.measure",
+    "Timer": "pytest_autotune.timing.measure",
+    "DefaultTimer": "pytest_autotune.timing.measure",
     "AutotuneWarning": "pytest_autotune.warning_types",
     # parameter kinds and spaces
     "Interval": "pytest_autotune.space.params",
@@ -36,15 +36,15 @@ _EXPORTS: dict[str, str] = {
     "ConstraintError": "pytest_autotune.space.errors",
     "EmptySpaceError": "pytest_autotune.space.errors",
     # tuning loop and abort conditions
-    "Tuner": "pytest_autotune.tuner",
+    "Tuner": "pytest_autotune.tuning.tuner",
     "Outcome": "pytest_autotune.outcome",
     "Replay": "pytest_autotune.replay",
-    "Evaluations": "pytest_autotune.abort",
-    "ValidEvaluations": "pytest_autotune.abort",
-    "Duration": "pytest_autotune.abort",
-    "Fraction": "pytest_autotune.abort",
-    "Cost": "pytest_autotune.abort",
-    "Speedup": "pytest_autotune.abort",
+    "Evaluations": "pytest_autotune.tuning.abort",
+    "ValidEvaluations": "pytest_autotune.tuning.abort",
+    "Duration": "pytest_autotune.tuning.abort",
+    "Fraction": "pytest_autotune.tuning.abort",
+    "Cost": "pytest_autotune.tuning.abort",
+    "Speedup": "pytest_autotune.tuning.abort",
 }
 
 __all__ = [
@@ -92,15 +92,15 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from pytest_autotune.abort import Cost, Duration, Evaluations, Fraction, Speedup, ValidEvaluations
     from pytest_autotune.api import constraint, tunable
     from pytest_autotune.fixture import Autotune
-    from pytest_autotune.measure import DefaultTimer, Timer
     from pytest_autotune.outcome import Outcome
     from pytest_autotune.replay import Replay
     from pytest_autotune.space import build_space
     from pytest_autotune.space.base import Space
     from pytest_autotune.space.errors import ConstraintError, EmptySpaceError, SpaceError
     from pytest_autotune.space.params import Bool, Categorical, Interval, Permutation, Pow2, Real, Set
-    from pytest_autotune.tuner import Tuner
+    from pytest_autotune.timing.measure import DefaultTimer, Timer
+    from pytest_autotune.tuning.abort import Cost, Duration, Evaluations, Fraction, Speedup, ValidEvaluations
+    from pytest_autotune.tuning.tuner import Tuner
     from pytest_autotune.warning_types import AutotuneWarning

@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
 
-from pytest_autotune.measure import Stats, Timer
+from pytest_autotune.timing.measure import Stats, Timer
 
 if TYPE_CHECKING:
     from pytest_autotune.policy import Policy
@@ -132,7 +132,7 @@ class Autotune:
         options: Sequence[str] = (),
     ) -> Any:
         """Build an OpenCL program with one ``-D`` per define (default: the configuration), cached."""
-        from pytest_autotune.opencl import build_program
+        from pytest_autotune.backends.opencl import build_program
 
         return build_program(context, source, self._config if defines is None else defines, options)
 

@@ -79,11 +79,11 @@ _DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(ns|us|µs|
 class Policy:
     """How one tunable test is tuned and checked (see the module docstring for precedence).
 
-    ``budget`` is anything :class:`pytest_autotune.tuner.Tuner` accepts as ``abort`` (None: the
+    ``budget`` is anything :class:`pytest_autotune.tuning.tuner.Tuner` accepts as ``abort`` (None: the
     tuner's default). ``tolerance`` is relative (0.1 = 10%), ``floor`` absolute in the objective's
     unit, ``noise_k`` multiplies the interquartile range. ``repeat`` None means the mode's default
     number of timed calls per :meth:`measure`. ``isolate`` says where tuning trials run
-    (``process``: a worker subprocess per test, see :mod:`pytest_autotune.trial_worker`; ``none``:
+    (``process``: a worker subprocess per test, see :mod:`pytest_autotune.plugin.trial_worker`; ``none``:
     in the pytest process; ``auto``: ``process`` on POSIX systems); ``trial_timeout`` (seconds, None
     for no limit) and ``worker_memory`` (bytes of growth before the worker is restarted, None for no
     limit) apply to isolated trials only. ``explicit`` lists the keys set by any layer other than the
@@ -174,7 +174,7 @@ def _budget_term(term: str) -> Any:
 
 
 def _as_condition(term: Any) -> Any:
-    from pytest_autotune.abort import as_abort
+    from pytest_autotune.tuning.abort import as_abort
 
     return as_abort(term)
 
@@ -215,7 +215,7 @@ def parse_budget(value: Any) -> Any:
         for alternative in alternatives[1:]:
             result = result | _as_condition(alternative)
         return result
-    from pytest_autotune.abort import AbortCondition
+    from pytest_autotune.tuning.abort import AbortCondition
 
     if isinstance(value, AbortCondition):
         return value

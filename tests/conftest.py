@@ -38,7 +38,7 @@ def load_benchmark() -> Callable[[str], ModuleType]:
 def _opencl_problem() -> str | None:
     """Why no OpenCL device can run the tests marked ``opencl``, or None when one can."""
     try:
-        from pytest_autotune.opencl import select_device
+        from pytest_autotune.backends.opencl import select_device
     except ImportError as exc:
         return f"pyopencl cannot be imported ({exc})"
     try:

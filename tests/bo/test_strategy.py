@@ -8,13 +8,13 @@ import sys
 import numpy as np
 import pytest
 
-from pytest_autotune.abort import Evaluations
 from pytest_autotune.outcome import Outcome
 from pytest_autotune.space import Categorical, Interval, build_space
 from pytest_autotune.strategies import get_strategy
 from pytest_autotune.strategies.base import SpaceExhausted
 from pytest_autotune.strategies.bo import BayesianOptimization
-from pytest_autotune.tuner import Tuner
+from pytest_autotune.tuning.abort import Evaluations
+from pytest_autotune.tuning.tuner import Tuner
 
 FAST = {"candidates": 256, "local_starts": 4}
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytest_autotune.check_mode import BASELINE_RUNS
+from pytest_autotune.plugin.check_mode import BASELINE_RUNS
 
 FAULTY = """
 import ctypes, os, sys, time
@@ -185,7 +185,7 @@ def test_a_leaking_worker_is_replaced_and_every_trial_is_measured(project: pytes
 
 
 def test_worker_command_forwards_the_parent_settings(pytester: pytest.Pytester) -> None:
-    from pytest_autotune.trial_worker import worker_arguments
+    from pytest_autotune.plugin.trial_worker import worker_arguments
 
     pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
     pytester.makepyfile(test_k="def test_x(): pass")

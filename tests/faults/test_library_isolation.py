@@ -13,8 +13,8 @@ from types import ModuleType
 import pytest
 
 from pytest_autotune import Interval, Tuner, build_space
-from pytest_autotune.isolation import IsolatedObjective, describe_exit, output_excerpt
 from pytest_autotune.policy import PolicyError, parse_size, validate_policy
+from pytest_autotune.tuning.isolation import IsolatedObjective, describe_exit, output_excerpt
 
 OBJECTIVE = """
 import ctypes, os, time
@@ -77,7 +77,7 @@ KILLED_PARENT = """
 import sys
 sys.path.insert(0, {path!r})
 from isolation_objectives import report_and_hang
-from pytest_autotune.isolation import IsolatedObjective
+from pytest_autotune.tuning.isolation import IsolatedObjective
 
 with IsolatedObjective(report_and_hang) as objective:
     objective({{"pid_file": {pid_file!r}}})
@@ -126,7 +126,7 @@ def test_output_excerpt_keeps_the_body_and_drops_the_machinery() -> None:
         Current thread 0x00007e (most recent call first):
           File "/usr/lib/python3.11/ctypes/__init__.py", line 519 in string_at
           File "/project/test_k.py", line 12 in test_faulty
-          File "/venv/site-packages/pytest_autotune/runner.py", line 95 in _call_test_function
+          File "/venv/site-packages/pytest_autotune/plugin/runner.py", line 95 in _call_test_function
           File "/venv/site-packages/_pytest/python.py", line 157 in pytest_pyfunc_call
           File "/venv/site-packages/pluggy/_callers.py", line 103 in _multicall
           File "<frozen runpy>", line 88 in _run_code

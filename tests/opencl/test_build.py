@@ -5,8 +5,8 @@ import pytest
 
 cl = pytest.importorskip("pyopencl")
 pytestmark = pytest.mark.opencl  # skipped, with the reason, when no device can build a kernel
-from pytest_autotune import opencl  # noqa: E402
-from pytest_autotune.opencl import (  # noqa: E402
+from pytest_autotune.backends import opencl  # noqa: E402
+from pytest_autotune.backends.opencl import (  # noqa: E402
     KernelBuildError,
     LaunchError,
     build_cache_info,

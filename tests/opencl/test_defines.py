@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from pytest_autotune.opencl_defines import define_options
+from pytest_autotune.backends.opencl.defines import define_options
 
 
 def test_scalars_are_encoded_as_c_literals() -> None:

@@ -7,7 +7,7 @@ import pytest
 
 cl = pytest.importorskip("pyopencl")
 pytestmark = pytest.mark.opencl  # skipped, with the reason, when no device can build a kernel
-from pytest_autotune.opencl import (  # noqa: E402
+from pytest_autotune.backends.opencl import (  # noqa: E402
     DeviceNotFoundError,
     DeviceUnusableError,
     device_info,
@@ -88,7 +88,7 @@ def test_a_usable_device_passes_the_probe(first_device) -> None:
 @pytest.fixture
 def broken_second(first_device, monkeypatch):
     """Two devices, the first of which cannot build (a compiler older than the CPU, say)."""
-    from pytest_autotune import opencl
+    from pytest_autotune.backends import opencl
 
     broken = SimpleNamespace(spec="0:0", device="broken-device", platform_index=0, device_index=0)
     working = SimpleNamespace(spec="1:0", device="working-device", platform_index=1, device_index=0)

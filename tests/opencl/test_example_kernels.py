@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("pyopencl")
-from pytest_autotune.opencl_harness import KernelTestObjective, load_test_function
+from pytest_autotune.backends.opencl.harness import KernelTestObjective, load_test_function
 
 pytestmark = pytest.mark.opencl  # skipped, with the reason, when no device can build a kernel
 

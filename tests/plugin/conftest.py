@@ -20,10 +20,10 @@ from typing import Any
 import hypothesis
 import pytest
 
-import pytest_autotune.execution
+import pytest_autotune.plugin.execution
 import pytest_autotune.strategies.exhaustive
 import pytest_autotune.strategies.random_search
-import pytest_autotune.tuner  # noqa: F401
+import pytest_autotune.tuning.tuner  # noqa: F401
 
 del hypothesis
 

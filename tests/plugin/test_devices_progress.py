@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
-from pytest_autotune import devices
-from pytest_autotune.devices import DeviceResolver, WorkerSlot, host_key
-from pytest_autotune.progress import TuningProgress
+from pytest_autotune.plugin import devices
+from pytest_autotune.plugin.devices import DeviceResolver, WorkerSlot, host_key
+from pytest_autotune.plugin.progress import TuningProgress
 
 
 @pytest.fixture
 def three_devices(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pretend the machine has OpenCL devices 0:0, 0:1 and 1:0 (no OpenCL involved)."""
-    opencl = pytest.importorskip("pytest_autotune.opencl")
+    opencl = pytest.importorskip("pytest_autotune.backends.opencl")
     fake = {"0:0": "P0 / gpu-a", "0:1": "P0 / gpu-b", "1:0": "P1 / cpu"}
     monkeypatch.setattr(opencl, "select_device", lambda spec: fake[spec or "0:0"])
     monkeypatch.setattr(opencl, "device_key", lambda device: device)
@@ -52,7 +52,7 @@ def test_workers_map_to_devices(spec: str | None, index: int, count: int, key: s
 
 @pytest.mark.usefixtures("three_devices")
 def test_workers_are_not_given_a_device_that_cannot_build(monkeypatch: pytest.MonkeyPatch) -> None:
-    opencl = pytest.importorskip("pytest_autotune.opencl")
+    opencl = pytest.importorskip("pytest_autotune.backends.opencl")
     monkeypatch.setattr(opencl, "probe_device", lambda device: "broken" if device == "P0 / gpu-b" else None)
     keys = [DeviceResolver(None, WorkerSlot(index, 3)).opencl_key for index in range(3)]
     assert keys == ["P0 / gpu-a", "P1 / cpu", "P0 / gpu-a"]

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from pytest_autotune.check_mode import judge
-from pytest_autotune.measure import DefaultTimer, Stats, opencl_events, round_significant
+from pytest_autotune.plugin.check_mode import judge
 from pytest_autotune.policy import merge_policy
+from pytest_autotune.timing.measure import DefaultTimer, Stats, opencl_events, round_significant
 
 
 def test_stats_of_known_sample() -> None:
@@ -133,7 +133,7 @@ def test_only_a_measurement_within_the_tolerance_settles_the_check() -> None:
 
 
 def test_the_least_disturbed_measurement_has_the_lowest_median() -> None:
-    from pytest_autotune.measure import least_disturbed
+    from pytest_autotune.timing.measure import least_disturbed
 
     slow, fast = Stats.of([3.0, 3.0, 9.0]), Stats.of([2.0, 2.5, 2.0])
     assert least_disturbed([slow, fast]) is fast

@@ -40,7 +40,7 @@ def test_scale(autotune, cl_queue):
 def test_opencl_tests_are_keyed_by_device_and_timed_by_events(
     project: pytest.Pytester, store_data: Callable[[], dict[str, Any]]
 ) -> None:
-    from pytest_autotune.opencl import device_key, select_device
+    from pytest_autotune.backends.opencl import device_key, select_device
 
     project.makepyfile(test_cl=KERNEL_TEST)
     result = project.runpytest("--autotune")

@@ -6,8 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from pytest_autotune.abort import AnyOf, Duration, Evaluations
-from pytest_autotune.options import normalise_mode_argument
+from pytest_autotune.plugin.options import normalise_mode_argument
 from pytest_autotune.policy import (
     DEFAULT_POLICY,
     PolicyError,
@@ -18,6 +17,7 @@ from pytest_autotune.policy import (
     parse_tolerance_spec,
     validate_policy,
 )
+from pytest_autotune.tuning.abort import AnyOf, Duration, Evaluations
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,8 @@ from datetime import timedelta
 
 import pytest
 
-from pytest_autotune.abort import (
+from pytest_autotune.space import Interval, Real, build_space
+from pytest_autotune.tuning.abort import (
     AbortCondition,
     Cost,
     Duration,
@@ -18,7 +19,6 @@ from pytest_autotune.abort import (
     ValidEvaluations,
     as_abort,
 )
-from pytest_autotune.space import Interval, Real, build_space
 
 
 def state(

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from pytest_autotune.journal import JournalError, JournalMismatchError, read_journal
 from pytest_autotune.outcome import Outcome
 from pytest_autotune.space import Space
-from pytest_autotune.tuner import Tuner
+from pytest_autotune.tuning.journal import JournalError, JournalMismatchError, read_journal
+from pytest_autotune.tuning.tuner import Tuner
 
 Objective = Callable[[dict[str, Any]], Outcome]
 
@@ -75,7 +75,7 @@ def test_resume_after_a_real_kill(tmp_path: Path) -> None:
         f"""
         import os
         from pytest_autotune.space import Interval, Set, build_space
-        from pytest_autotune.tuner import Tuner
+        from pytest_autotune.tuning.tuner import Tuner
 
         space = build_space({{"a": Interval(1, 20), "b": Set(1, 2, 4)}})
         done = 0

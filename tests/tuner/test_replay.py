@@ -11,7 +11,7 @@ import pytest
 
 from pytest_autotune.outcome import Outcome
 from pytest_autotune.replay import Replay, ReplayError
-from pytest_autotune.tuner import Tuner
+from pytest_autotune.tuning.tuner import Tuner
 
 TUNE_PARAMS = {"block": [32, 64, 128], "tile": [1, 2, 4], "mode": ["fast", "safe"]}
 RESTRICTIONS = ["block * tile <= 256"]

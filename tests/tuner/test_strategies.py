@@ -19,7 +19,7 @@ from pytest_autotune.strategies import (
 )
 from pytest_autotune.strategies.base import SpaceExhausted
 from pytest_autotune.strategies.random_search import RandomSearch
-from pytest_autotune.tuner import Tuner
+from pytest_autotune.tuning.tuner import Tuner
 
 Objective = Callable[[dict[str, Any]], Outcome]
 CLASSIC = ["random", "exhaustive", "anneal", "genetic", "diff_evo", "pattern", "local", "bandit"]

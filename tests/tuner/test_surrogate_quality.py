@@ -75,7 +75,7 @@ def test_a_run_that_found_the_only_near_optimal_configuration_has_no_rank(
 
 def _failures_tried(target: Replay, *, seed: int, budget: int) -> int:
     """How many failing configurations the same seeded run evaluated (they are not candidates)."""
-    from pytest_autotune.tuner import Tuner
+    from pytest_autotune.tuning.tuner import Tuner
 
     result = Tuner(target.space, "bo", abort=budget, seed=seed).run(target.objective)
     return sum(record.outcome.value is None for record in result.history)

@@ -10,12 +10,12 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-from pytest_autotune.abort import Cost, Duration, ValidEvaluations
 from pytest_autotune.outcome import Outcome
 from pytest_autotune.space import Interval, Space, build_space
 from pytest_autotune.space.base import Points
 from pytest_autotune.strategies.base import Strategy
-from pytest_autotune.tuner import DEFAULT_STRATEGY, MAX_KNOWN_PROPOSALS, Tuner
+from pytest_autotune.tuning.abort import Cost, Duration, ValidEvaluations
+from pytest_autotune.tuning.tuner import DEFAULT_STRATEGY, MAX_KNOWN_PROPOSALS, Tuner
 
 
 class Stubborn(Strategy):

@@ -1,7 +1,7 @@
 """Build OpenCL programs per configuration, cache them, and launch their kernels safely.
 
 :func:`build_program` compiles ``source`` with one ``-D`` option per define
-(encoding in :mod:`pytest_autotune.opencl_defines`) and keeps the result in a
+(encoding in :mod:`pytest_autotune.backends.opencl.defines`) and keeps the result in a
 bounded per-context cache keyed by (source, defines, options): re-running a
 configuration (finalist re-measurement, check mode) costs no compile.
 
@@ -29,8 +29,13 @@ from typing import Any
 
 import pyopencl as cl
 
-from pytest_autotune.opencl_defines import define_options
-from pytest_autotune.opencl_errors import COMPILE_STATUS_CODES, KernelBuildError, LaunchError, status_name
+from pytest_autotune.backends.opencl.defines import define_options
+from pytest_autotune.backends.opencl.errors import (
+    COMPILE_STATUS_CODES,
+    KernelBuildError,
+    LaunchError,
+    status_name,
+)
 
 __all__ = [
     "BuildCacheInfo",

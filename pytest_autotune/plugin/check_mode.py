@@ -5,14 +5,14 @@ the timed calls of one body call) regressed when ``median > baseline_median * (1
 noise_k * spread`` and ``|median - baseline_median|`` exceeds the floor, where ``spread`` is the
 larger of the baseline's and the measurement's spread. The spread is the interquartile range
 measured on the undisturbed half of the samples, ``2 x (median - q1)`` for times
-(:meth:`pytest_autotune.measure.Stats.spread`).
+(:meth:`pytest_autotune.timing.measure.Stats.spread`).
 
 A measurement within ``baseline * (1 + tolerance)`` (or the floor) settles the check at once.
 Otherwise (a regression, or a pass that needed the noise band) the body is measured again, up to
 :data:`CONFIRMATIONS` more times, each after a growing pause (interference comes in bursts that
 idle time ends), stopping at the first settled measurement, and the verdict is
 that of the least disturbed measurement (the lowest median,
-:func:`pytest_autotune.measure.least_disturbed`): a test fails only when even the least disturbed
+:func:`pytest_autotune.timing.measure.least_disturbed`): a test fails only when even the least disturbed
 of six measurements is beyond the limit. Baselines are least disturbed measurements too, of
 :data:`BASELINE_RUNS` body calls (:func:`fresh_baseline`; after tuning, the final call and more
 calls, never the finalist rounds that chose the winner). The mirror condition marks the test
@@ -34,10 +34,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pytest_autotune.fixture import MEASURE_REPEAT, Autotune
-from pytest_autotune.measure import Stats, least_disturbed, pause_before_remeasuring, robust_spread
+from pytest_autotune.plugin.runner import run_final
 from pytest_autotune.policy import Policy, format_seconds
-from pytest_autotune.runner import run_final
 from pytest_autotune.store import config_from_json
+from pytest_autotune.timing.measure import Stats, least_disturbed, pause_before_remeasuring, robust_spread
 from pytest_autotune.warning_types import AutotuneNoMeasurementWarning, AutotuneRegressionWarning
 
 if TYPE_CHECKING:

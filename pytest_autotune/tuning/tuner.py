@@ -30,7 +30,7 @@ What the tuner guarantees, whatever the strategy does:
   records without being asked (faster when asking is expensive, at the cost
   of exact equality with an uninterrupted run). A journal of a different job
   (space hash, strategy, seed, options or direction) raises
-  :class:`~pytest_autotune.journal.JournalMismatchError` naming the file, or
+  :class:`~pytest_autotune.tuning.journal.JournalMismatchError` naming the file, or
   with ``on_journal_mismatch="restart"`` is renamed to ``<name>.<n>.old`` and
   a fresh run starts. ``seed=None`` adopts the journal's seed.
 * **Errors in the objective** (:meth:`run`): by default an exception from
@@ -55,7 +55,13 @@ from typing import Any, Literal
 
 import numpy as np
 
-from pytest_autotune.abort import (
+from pytest_autotune.outcome import LABELS, Label, Outcome
+from pytest_autotune.space.base import Config, Points, Space
+from pytest_autotune.space.errors import SpaceError
+from pytest_autotune.strategies import get_strategy
+from pytest_autotune.strategies.base import SpaceExhausted, Strategy
+from pytest_autotune.strategies.unseen import draw_unseen, key_of
+from pytest_autotune.tuning.abort import (
     DEFAULT_ABORT,
     AbortCondition,
     AbortLike,
@@ -63,7 +69,7 @@ from pytest_autotune.abort import (
     TuningState,
     as_abort,
 )
-from pytest_autotune.journal import (
+from pytest_autotune.tuning.journal import (
     JournalContents,
     JournalEntry,
     JournalError,
@@ -73,12 +79,6 @@ from pytest_autotune.journal import (
     read_journal,
     set_aside,
 )
-from pytest_autotune.outcome import LABELS, Label, Outcome
-from pytest_autotune.space.base import Config, Points, Space
-from pytest_autotune.space.errors import SpaceError
-from pytest_autotune.strategies import get_strategy
-from pytest_autotune.strategies.base import SpaceExhausted, Strategy
-from pytest_autotune.strategies.unseen import draw_unseen, key_of
 
 __all__ = [
     "DEFAULT_STRATEGY",
@@ -199,7 +199,7 @@ class Tuner:
 
     See the module docstring for the guarantees (dedup, maximisation,
     journal/resume, errors). ``abort`` defaults to
-    :data:`~pytest_autotune.abort.DEFAULT_ABORT`; ``seed=None`` draws one
+    :data:`~pytest_autotune.tuning.abort.DEFAULT_ABORT`; ``seed=None`` draws one
     (recorded in the result and journal). ``strategy_options`` are passed to
     the strategy's constructor (only with a registry name).
     """

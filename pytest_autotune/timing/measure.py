@@ -94,7 +94,7 @@ class DefaultTimer:
         result = fn()
         events = opencl_events(result)
         if events is not None:
-            from pytest_autotune.opencl import event_seconds
+            from pytest_autotune.backends.opencl import event_seconds
 
             return result, event_seconds(events)
         if self.sync is not None:

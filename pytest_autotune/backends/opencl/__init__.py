@@ -16,7 +16,7 @@ pyopencl). The pieces:
 * :func:`device_key` names a device in ``autotune.json``: platform and device
   name only (driver and versions change with updates and are kept as
   information by :func:`device_info`).
-* :func:`build_program` (from :mod:`pytest_autotune.opencl_build`) builds with
+* :func:`build_program` (from :mod:`pytest_autotune.backends.opencl.build`) builds with
   ``-D`` defines, cached; :func:`classify_error` maps OpenCL failures to
   ``compile``/``runtime`` trial labels; :func:`event_seconds` reads profiling
   times.
@@ -33,7 +33,7 @@ from typing import Any
 
 import pyopencl as cl
 
-from pytest_autotune.opencl_build import (
+from pytest_autotune.backends.opencl.build import (
     BuildCacheInfo,
     BuiltProgram,
     CheckedKernel,
@@ -42,8 +42,8 @@ from pytest_autotune.opencl_build import (
     build_program,
     clear_build_cache,
 )
-from pytest_autotune.opencl_defines import define_options
-from pytest_autotune.opencl_errors import (
+from pytest_autotune.backends.opencl.defines import define_options
+from pytest_autotune.backends.opencl.errors import (
     DeviceNotFoundError,
     DeviceUnusableError,
     KernelBuildError,

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_autotune.options import add_options, normalise_mode_argument
+from pytest_autotune.plugin.options import add_options, normalise_mode_argument
 
 if TYPE_CHECKING:
-    from pytest_autotune.controller import Controller
     from pytest_autotune.fixture import Autotune
-    from pytest_autotune.measure import Timer
-    from pytest_autotune.planning import ItemPlan
-    from pytest_autotune.session import AutotuneSession
+    from pytest_autotune.plugin.controller import Controller
+    from pytest_autotune.plugin.planning import ItemPlan
+    from pytest_autotune.plugin.session import AutotuneSession
+    from pytest_autotune.timing.measure import Timer
 
 SESSION: pytest.StashKey[AutotuneSession] = pytest.StashKey()
 CONTROLLER: pytest.StashKey[Controller] = pytest.StashKey()
@@ -54,8 +54,8 @@ def pytest_load_initial_conftests(
 def pytest_configure(config: pytest.Config) -> None:
     """Register the marker; load settings and the store (bad values are usage errors)."""
     config.addinivalue_line("markers", "autotune(**policy): a @tunable kernel test (added by @tunable)")
+    from pytest_autotune.plugin.session import AutotuneSession
     from pytest_autotune.policy import PolicyError
-    from pytest_autotune.session import AutotuneSession
     from pytest_autotune.store import StoreError
 
     try:
@@ -64,13 +64,13 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"pytest-autotune: {exc}") from exc
     config.stash[SESSION] = session
     if not session.is_worker and session.trial_worker is None:
-        from pytest_autotune.controller import Controller
+        from pytest_autotune.plugin.controller import Controller
 
         controller = Controller(session)
         config.stash[CONTROLLER] = controller
         config.pluginmanager.register(controller, "autotune-controller")
         if config.pluginmanager.hasplugin("xdist"):
-            from pytest_autotune.xdist_support import XdistController
+            from pytest_autotune.plugin.xdist_support import XdistController
 
             config.pluginmanager.register(XdistController(controller), "autotune-xdist")
 
@@ -94,7 +94,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     session = config.stash.get(SESSION, None)
     if session is None or not config.pluginmanager.hasplugin("dsession") or not _is_relevant(session):
         return None
-    from pytest_autotune.report import header_lines
+    from pytest_autotune.plugin.report import header_lines
 
     return header_lines(session, session.store.devices())
 
@@ -107,7 +107,7 @@ def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Ite
     tunable = [item for item in items if _is_tunable(item)]
     if not tunable and not _is_relevant(session):
         return None
-    from pytest_autotune.report import header_lines
+    from pytest_autotune.plugin.report import header_lines
 
     try:
         devices = {session.devices.key_for(getattr(item, "fixturenames", ())) for item in tunable}
@@ -161,7 +161,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     A plain implementation: skip/xfail marks (tryfirst) are evaluated before it, and it runs
     before pytest's own setup (registered earlier), which creates the fixtures.
     """
-    from pytest_autotune.planning import PlanError, plan_item
+    from pytest_autotune.plugin.planning import PlanError, plan_item
 
     session = _session(item.config)
     try:
@@ -181,11 +181,11 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     session = _session(pyfuncitem.config)
     fixture: Autotune = pyfuncitem.funcargs["autotune"]  # type: ignore[assignment]
     if session.trial_worker is not None:
-        from pytest_autotune.trial_worker import serve_item
+        from pytest_autotune.plugin.trial_worker import serve_item
 
         serve_item(pyfuncitem, fixture, session.trial_worker)
         return True
-    from pytest_autotune.execution import run_item
+    from pytest_autotune.plugin.execution import run_item
 
     run_item(session, pyfuncitem, plan, fixture)
     return True
@@ -201,7 +201,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED  # results that were not saved fail the run
     json_path = controller.session.settings.json_path
     if json_path is not None:
-        from pytest_autotune.report import export_json
+        from pytest_autotune.plugin.report import export_json
         from pytest_autotune.store import commit_info
 
         export_json(json_path, controller.results, commit_info(session.config.rootpath))
@@ -212,7 +212,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
     controller = config.stash.get(CONTROLLER, None)
     if controller is None:
         return
-    from pytest_autotune.report import write_summary
+    from pytest_autotune.plugin.report import write_summary
 
     write_summary(terminalreporter, controller)
 
@@ -221,7 +221,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
 @pytest.fixture
 def autotune_timer() -> Timer:
     """The timer ``autotune.measure`` uses; override this fixture to supply times (fakes, simulators)."""
-    from pytest_autotune.measure import DefaultTimer
+    from pytest_autotune.timing.measure import DefaultTimer
 
     return DefaultTimer()
 
@@ -230,7 +230,7 @@ def autotune_timer() -> Timer:
 def autotune(request: pytest.FixtureRequest, autotune_timer: Timer) -> Autotune:
     """The configuration under test of a ``@tunable`` test, and the tools to time it."""
     from pytest_autotune.fixture import MEASURE_REPEAT, Autotune
-    from pytest_autotune.measure import DefaultTimer
+    from pytest_autotune.timing.measure import DefaultTimer
 
     plan = request.node.stash.get(PLAN, None)
     if plan is None:
@@ -254,7 +254,7 @@ def autotune(request: pytest.FixtureRequest, autotune_timer: Timer) -> Autotune:
 def cl_context(request: pytest.FixtureRequest) -> Any:
     """An OpenCL context on the selected device (``--autotune-device``, ``PYOPENCL_CTX``, first)."""
     session = _session(request.config)
-    from pytest_autotune.opencl import create_context
+    from pytest_autotune.backends.opencl import create_context
 
     return create_context(session.devices.opencl_device)
 
@@ -262,7 +262,7 @@ def cl_context(request: pytest.FixtureRequest) -> Any:
 @pytest.fixture(scope="session")
 def cl_queue(cl_context: Any) -> Iterator[Any]:
     """A profiling-enabled command queue on ``cl_context``'s device."""
-    from pytest_autotune.opencl import create_queue
+    from pytest_autotune.backends.opencl import create_queue
 
     queue = create_queue(cl_context)
     yield queue

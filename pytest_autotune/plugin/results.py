@@ -35,7 +35,7 @@ STATES: Final[tuple[State, ...]] = get_args(State)
 class AutotuneResult:
     """What happened to one tunable test in this run.
 
-        ``stats`` summarises this run's measurement (see :class:`pytest_autotune.measure.Stats`);
+        ``stats`` summarises this run's measurement (see :class:`pytest_autotune.timing.measure.Stats`);
         ``baseline`` is the committed baseline it was compared with; ``entry`` is the store entry to
         write (tune mode and baseline updates) without ``commit_info``, which the writer adds, and
         ``device_info`` the device's description for the store's ``info`` block; ``isolation`` counts the

@@ -1,20 +1,20 @@
 """Tune mode: search a test's space calling its body once per trial, then pick and verify the winner.
 
-1. **Search**: :class:`~pytest_autotune.tuner.Tuner` proposes configurations; each trial is one
-   call of the test body through a :class:`~pytest_autotune.runner.TrialRunner`, in this process
+1. **Search**: :class:`~pytest_autotune.tuning.tuner.Tuner` proposes configurations; each trial is one
+   call of the test body through a :class:`~pytest_autotune.plugin.runner.TrialRunner`, in this process
    (fixtures set up once, before the first trial) or in a worker process that set the test up
-   itself (:mod:`pytest_autotune.trial_worker`: a crash or hang is a failed trial). The journal
+   itself (:mod:`pytest_autotune.plugin.trial_worker`: a crash or hang is a failed trial). The journal
    makes an interrupted run resume; when tuning ends otherwise it is renamed ``*.done.jsonl`` so
    the next ``--autotune`` starts afresh (the finished journal stays for reports).
 2. **Finalists**: the best few configurations, the declared default and the committed
    configuration (when still valid) are re-measured by the same runner in interleaved rounds, so
    drift in the machine's speed hits them alike. The committed configuration is replaced only
    when the winner beats it by more than the noise band (``noise_k`` x spread + floor, the spread
-   as in :mod:`pytest_autotune.check_mode`).
+   as in :mod:`pytest_autotune.plugin.check_mode`).
 3. **Final call**: the body runs once more with the winner as the real test, in this process
    (as in a normal run); its exceptions are the test's outcome. The new baseline is the least
    disturbed of that call and a few more measurements of the winner, taken after the choice
-   (:func:`pytest_autotune.check_mode.fresh_baseline`, as ``--autotune-update-baseline`` does):
+   (:func:`pytest_autotune.plugin.check_mode.fresh_baseline`, as ``--autotune-update-baseline`` does):
    not of its finalist rounds, which won because they were fast (the winner's curse).
 
 The reported speedup over the default compares the winner's and the default's finalist rounds:
@@ -34,18 +34,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from pytest_autotune.check_mode import fresh_baseline
 from pytest_autotune.fixture import MEASURE_REPEAT, TRIAL_REPEAT, Autotune
-from pytest_autotune.measure import Stats, round_significant
+from pytest_autotune.plugin.check_mode import fresh_baseline
+from pytest_autotune.plugin.runner import TrialRunner, run_final
 from pytest_autotune.policy import Policy
-from pytest_autotune.runner import TrialRunner, run_final
 from pytest_autotune.store import config_from_json
+from pytest_autotune.timing.measure import Stats, round_significant
 
 if TYPE_CHECKING:
     import pytest
 
     from pytest_autotune.space.base import Space
-    from pytest_autotune.tuner import TuningResult
+    from pytest_autotune.tuning.tuner import TuningResult
 
 __all__ = ["FINALIST_ROUNDS", "TuneReport", "TuningFailed", "derive_seed", "tune"]
 
@@ -120,7 +120,7 @@ def _search(
     progress: ProgressCallback,
     trials: TrialRunner,
 ) -> TuningResult:
-    from pytest_autotune.tuner import Tuner
+    from pytest_autotune.tuning.tuner import Tuner
 
     tuner = Tuner(
         autotune.space,

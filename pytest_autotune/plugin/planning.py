@@ -13,14 +13,14 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from pytest_autotune.api import TunableSpec, get_spec, pending_constraints
-from pytest_autotune.check_mode import Committed, select_config
+from pytest_autotune.plugin.check_mode import Committed, select_config
 from pytest_autotune.policy import Policy, PolicyError, merge_policy, validate_policy
 from pytest_autotune.space.errors import SpaceError
 
 if TYPE_CHECKING:
     import pytest
 
-    from pytest_autotune.session import AutotuneSession
+    from pytest_autotune.plugin.session import AutotuneSession
 
 __all__ = ["ItemPlan", "PlanError", "plan_item"]
 

@@ -4,10 +4,10 @@ Fixtures such as OpenCL contexts cannot be sent to another process, and OpenCL d
 fork-safe, so the worker is a fresh ``python -m pytest`` (started by fork + exec, nothing of the
 parent's state shared) that sets the test up itself: it collects the test's file, keeps only the
 test's node id, creates its fixtures (conftest timers included) and then, instead of calling the
-body once, serves trials: receive a configuration, call the body (:func:`~pytest_autotune.runner.run_trial`),
-send back the samples and the outcome label. The parent keeps the tuner and the journal; a worker
-that crashes or hangs fails that trial only (:mod:`pytest_autotune.isolation`), and the next trial
-starts a new worker.
+body once, serves trials: receive a configuration, call the body
+(:func:`~pytest_autotune.plugin.runner.run_trial`), send back the samples and the outcome label. The
+parent keeps the tuner and the journal; a worker that crashes or hangs fails that trial only
+(:mod:`pytest_autotune.tuning.isolation`), and the next trial starts a new worker.
 
 What the worker inherits from the parent: the rootdir and ini file, the ``-p`` plugins, the import
 mode, ``-o`` overrides, ``-W`` filters, ``--confcutdir``/``--noconftest``, the environment (less
@@ -52,17 +52,17 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from pytest_autotune.isolation import Launched, Worker, WorkerFailure, serve_requests, watch_parent
-from pytest_autotune.options import TRIAL_WORKER_ENV
-from pytest_autotune.runner import BodyRun, run_trial
+from pytest_autotune.plugin.options import TRIAL_WORKER_ENV
+from pytest_autotune.plugin.runner import BodyRun, run_trial
+from pytest_autotune.tuning.isolation import Launched, Worker, WorkerFailure, serve_requests, watch_parent
 
 if TYPE_CHECKING:
     import pytest
 
     from pytest_autotune.fixture import Autotune
     from pytest_autotune.outcome import Label
-    from pytest_autotune.planning import ItemPlan
-    from pytest_autotune.session import AutotuneSession
+    from pytest_autotune.plugin.planning import ItemPlan
+    from pytest_autotune.plugin.session import AutotuneSession
 
 __all__ = ["ENV_VAR", "IsolatedTrials", "TrialReply", "TrialRequest", "WorkerSpec", "serve_item"]
 
@@ -159,7 +159,7 @@ def serve_item(item: pytest.Function, autotune: Autotune, spec: WorkerSpec) -> N
 
 # -- parent side ----------------------------------------------------------------------------------------
 class _PopenChild:
-    """:class:`~pytest_autotune.isolation.Child` over a worker started in its own process group.
+    """:class:`~pytest_autotune.tuning.isolation.Child` over a worker started in its own process group.
 
     The exit status is read without reaping the process (``waitid`` with ``WNOWAIT``), so until
     :meth:`kill` reaps it its process id, which is also its group's id, cannot be reused: killing
@@ -237,8 +237,8 @@ def worker_arguments(item: pytest.Item, private: Path) -> list[str]:
 class IsolatedTrials:
     """Trial runner for tune mode that calls the body in a worker process (module docstring).
 
-    Call it like :func:`~pytest_autotune.runner.run_trial` without the item: ``trials(config,
-    repeat)`` returns a :class:`~pytest_autotune.runner.BodyRun`; a crash or hang comes back as a
+    Call it like :func:`~pytest_autotune.plugin.runner.run_trial` without the item: ``trials(config,
+    repeat)`` returns a :class:`~pytest_autotune.plugin.runner.BodyRun`; a crash or hang comes back as a
     ``runtime`` or ``timeout`` run. Use it as a context manager: leaving stops the worker.
     """
 

@@ -14,15 +14,15 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from pytest_autotune.devices import host_key
-from pytest_autotune.results import AutotuneResult, from_user_properties
-from pytest_autotune.session import CollectionInfo, nodeid_file
+from pytest_autotune.plugin.devices import host_key
+from pytest_autotune.plugin.results import AutotuneResult, from_user_properties
+from pytest_autotune.plugin.session import CollectionInfo, nodeid_file
 from pytest_autotune.store import StoreError, apply_changes, commit_info
 
 if TYPE_CHECKING:
     import pytest
 
-    from pytest_autotune.session import AutotuneSession
+    from pytest_autotune.plugin.session import AutotuneSession
 
 __all__ = ["Controller", "StoreOutcome"]
 

@@ -1,6 +1,6 @@
 """Turn a configuration into OpenCL ``-D`` build options.
 
-The encoding (documented here once, used by :func:`pytest_autotune.opencl.build_program`):
+The encoding (documented here once, used by :func:`pytest_autotune.backends.opencl.build_program`):
 
 * ``bool`` -> ``-DNAME=0`` / ``-DNAME=1`` (usable in ``#if NAME``);
 * integers -> ``-DNAME=<decimal>``;

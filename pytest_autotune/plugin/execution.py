@@ -11,12 +11,12 @@ import json
 import warnings
 from typing import TYPE_CHECKING, Any, Final
 
-from pytest_autotune.check_mode import CheckReport, check
-from pytest_autotune.isolation import WorkerStartError
-from pytest_autotune.progress import TuningProgress
-from pytest_autotune.results import PROPERTY, AutotuneResult
-from pytest_autotune.runner import InProcessTrials
-from pytest_autotune.tune_mode import TuningFailed, tune
+from pytest_autotune.plugin.check_mode import CheckReport, check
+from pytest_autotune.plugin.progress import TuningProgress
+from pytest_autotune.plugin.results import PROPERTY, AutotuneResult
+from pytest_autotune.plugin.runner import InProcessTrials
+from pytest_autotune.plugin.tune_mode import TuningFailed, tune
+from pytest_autotune.tuning.isolation import WorkerStartError
 from pytest_autotune.warning_types import AutotuneSharedFixtureWarning
 
 if TYPE_CHECKING:
@@ -25,9 +25,9 @@ if TYPE_CHECKING:
     import pytest
 
     from pytest_autotune.fixture import Autotune
-    from pytest_autotune.planning import ItemPlan
-    from pytest_autotune.session import AutotuneSession
-    from pytest_autotune.trial_worker import IsolatedTrials
+    from pytest_autotune.plugin.planning import ItemPlan
+    from pytest_autotune.plugin.session import AutotuneSession
+    from pytest_autotune.plugin.trial_worker import IsolatedTrials
 
 __all__ = ["run_item", "shared_function_fixtures"]
 
@@ -109,7 +109,7 @@ def _tune(
     try:
         with TuningProgress(session.config, item.nodeid, plan.policy.unit) as progress:
             if plan.policy.isolated:
-                from pytest_autotune.trial_worker import IsolatedTrials
+                from pytest_autotune.plugin.trial_worker import IsolatedTrials
 
                 isolated = IsolatedTrials(session, item, plan)
             with isolated or contextlib.nullcontext():

@@ -2,7 +2,7 @@
 
 * A test that requests the ``cl_context`` or ``cl_queue`` fixture (directly or through another
   fixture) runs on the OpenCL device chosen by ``--autotune-device``, else ``PYOPENCL_CTX``, else
-  the first device; its key is :func:`pytest_autotune.opencl.device_key`.
+  the first device; its key is :func:`pytest_autotune.backends.opencl.device_key`.
 * Every other tunable test is keyed by the host CPU: ``host:<cpu model>``.
 * Under xdist, worker ``gwK`` takes entry ``K`` (cyclically) of a comma-separated
   ``--autotune-device`` list; without a list, device ``K`` (cyclically) among all OpenCL devices,
@@ -91,7 +91,7 @@ class DeviceResolver:
         """Information about the device with ``key`` (for the store's ``info`` block)."""
         if key == host_key():
             return host_info()
-        from pytest_autotune.opencl import device_info
+        from pytest_autotune.backends.opencl import device_info
 
         return device_info(self.opencl_device)
 
@@ -107,7 +107,7 @@ class DeviceResolver:
     @cached_property
     def _assignment(self) -> tuple[Any, int]:
         """(device of this worker, number of workers on it)."""
-        from pytest_autotune.opencl import device_key, list_devices, probe_device, select_device
+        from pytest_autotune.backends.opencl import device_key, list_devices, probe_device, select_device
 
         slots = range(self.worker.count)
         if self.specs:
@@ -131,7 +131,7 @@ class DeviceResolver:
 
     def opencl_spec(self) -> str:
         """The ``"P:D"`` spec of this process's OpenCL device: another process selects the same one."""
-        from pytest_autotune.opencl import list_devices
+        from pytest_autotune.backends.opencl import list_devices
 
         device = self.opencl_device
         for entry in list_devices():
@@ -142,7 +142,7 @@ class DeviceResolver:
     @cached_property
     def opencl_key(self) -> str:
         """Key of this process's OpenCL device."""
-        from pytest_autotune.opencl import device_key
+        from pytest_autotune.backends.opencl import device_key
 
         return device_key(self.opencl_device)
 

@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_autotune.outcome import LABELS
+from pytest_autotune.plugin.results import AutotuneResult
 from pytest_autotune.policy import format_seconds
-from pytest_autotune.results import AutotuneResult
 
 if TYPE_CHECKING:
     import pytest
 
-    from pytest_autotune.controller import Controller
-    from pytest_autotune.session import AutotuneSession
+    from pytest_autotune.plugin.controller import Controller
+    from pytest_autotune.plugin.session import AutotuneSession
 
 __all__ = ["export_json", "header_lines", "isolation_note", "write_summary"]
 

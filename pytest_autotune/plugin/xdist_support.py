@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pytest_autotune.session import CollectionInfo
+from pytest_autotune.plugin.session import CollectionInfo
 
 if TYPE_CHECKING:
-    from pytest_autotune.controller import Controller
+    from pytest_autotune.plugin.controller import Controller
 
 __all__ = ["XdistController"]
 

@@ -1,7 +1,7 @@
 """Run a ``@tunable`` OpenCL test outside pytest: one configuration in, one measured trial out.
 
 Benchmarks, notebooks and the OpenCL tests tune the example kernels with the library
-:class:`~pytest_autotune.tuner.Tuner` and no pytest session. :class:`KernelTestObjective` supplies
+:class:`~pytest_autotune.tuning.tuner.Tuner` and no pytest session. :class:`KernelTestObjective` supplies
 the fixtures a kernel test asks for (``autotune``, ``cl_context``, ``cl_queue``; nothing else) and
 turns one call of the test body into a trial exactly as the plugin's tune mode does: it reuses the
 plugin's ``autotune`` fixture object, its timer and its exception classification, so an
@@ -22,13 +22,13 @@ from typing import Any
 import pyopencl as cl
 
 from pytest_autotune.api import get_spec
+from pytest_autotune.backends.opencl import create_context, create_queue, device_key, select_device
 from pytest_autotune.fixture import Autotune
-from pytest_autotune.measure import DefaultTimer, Stats
-from pytest_autotune.opencl import create_context, create_queue, device_key, select_device
 from pytest_autotune.outcome import Outcome
+from pytest_autotune.plugin.runner import classify_exception
 from pytest_autotune.policy import merge_policy
-from pytest_autotune.runner import classify_exception
 from pytest_autotune.space.base import Space
+from pytest_autotune.timing.measure import DefaultTimer, Stats
 
 __all__ = ["KernelTestObjective", "KernelTrial", "load_test_function"]
 
@@ -97,7 +97,7 @@ def load_test_function(path: str | Path, name: str) -> Callable[..., Any]:
 class KernelTestObjective:
     """The objective of a ``@tunable`` OpenCL test: configuration -> :class:`Outcome`.
 
-    ``device`` is a device spec as for :func:`~pytest_autotune.opencl.select_device` (None: the
+    ``device`` is a device spec as for :func:`~pytest_autotune.backends.opencl.select_device` (None: the
     default device). ``warmup`` and ``repeat`` are the untimed and timed calls of each
     ``autotune.measure`` (the test's own policy applies when they are None).
     """

@@ -2,13 +2,13 @@
 
 :func:`run_trial` turns the exceptions of one call into a trial outcome: a failed ``assert`` is
 ``correctness``, ``autotune.reject`` is ``constraints``, OpenCL build and launch errors are
-``compile``/``runtime`` (classified by :mod:`pytest_autotune.opencl`, consulted only when pyopencl is
+``compile``/``runtime`` (classified by :mod:`pytest_autotune.backends.opencl`, consulted only when pyopencl is
 loaded), anything else is ``runtime`` with the error kept as detail. ``pytest.skip``/``fail``/
 ``xfail``, ``KeyboardInterrupt`` and ``SystemExit`` derive from ``BaseException`` and are not caught:
 they end the tuning loop exactly as they would end a plain test (so does ``pytest.exit``, although it
 derives from ``Exception``). :func:`run_final` calls the body as the real test, letting every
 exception through. A :class:`TrialRunner` is what tune mode calls per trial: in this process
-(:class:`InProcessTrials`) or in a worker (:mod:`pytest_autotune.trial_worker`).
+(:class:`InProcessTrials`) or in a worker (:mod:`pytest_autotune.plugin.trial_worker`).
 
 If the test also uses pytest-benchmark's ``benchmark`` fixture, the configuration goes into its
 ``extra_info``; during tuning trials the fixture is switched off and re-armed before each call (it
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from pytest_autotune.fixture import Autotune, Rejected
-from pytest_autotune.measure import Stats
 from pytest_autotune.outcome import Label, Outcome
+from pytest_autotune.timing.measure import Stats
 
 if TYPE_CHECKING:
     import pytest
@@ -80,7 +80,7 @@ def classify_exception(exc: Exception) -> tuple[Label, str]:
     if isinstance(exc, AssertionError):
         return "correctness", describe_exception(exc)
     if "pyopencl" in sys.modules:
-        from pytest_autotune.opencl import classify_error
+        from pytest_autotune.backends.opencl import classify_error
 
         found = classify_error(exc)
         if found is not None:
@@ -127,7 +127,7 @@ class TrialRunner(Protocol):
     """Calls a tunable test's body once per trial: ``runner(config, repeat) -> BodyRun``.
 
     :class:`InProcessTrials` calls it in the pytest process;
-    :class:`pytest_autotune.trial_worker.IsolatedTrials` in a worker process.
+    :class:`pytest_autotune.plugin.trial_worker.IsolatedTrials` in a worker process.
     """
 
     def __call__(self, config: dict[str, Any], repeat: int) -> BodyRun: ...

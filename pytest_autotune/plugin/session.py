@@ -2,8 +2,8 @@
 
 One :class:`AutotuneSession` lives in ``config.stash`` of every pytest process (the single process,
 the xdist controller and each worker). Workers run tests; the controller (or the single process)
-collects their results from reports and writes the store (:mod:`pytest_autotune.controller`). A
-*trial worker* (:mod:`pytest_autotune.trial_worker`) has ``trial_worker`` set: it serves the trials of
+collects their results from reports and writes the store (:mod:`pytest_autotune.plugin.controller`). A
+*trial worker* (:mod:`pytest_autotune.plugin.trial_worker`) has ``trial_worker`` set: it serves the trials of
 one test for its parent, and reports and writes nothing.
 """
 
@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_autotune.devices import DeviceResolver, WorkerSlot
-from pytest_autotune.options import TRIAL_WORKER_ENV, Settings, resolve
+from pytest_autotune.plugin.devices import DeviceResolver, WorkerSlot
+from pytest_autotune.plugin.options import TRIAL_WORKER_ENV, Settings, resolve
 from pytest_autotune.store import Store, check_writable
 
 if TYPE_CHECKING:
     import pytest
 
-    from pytest_autotune.trial_worker import WorkerSpec
+    from pytest_autotune.plugin.trial_worker import WorkerSpec
 
 __all__ = ["AutotuneSession", "CollectionInfo"]
 
@@ -78,7 +78,7 @@ def _trial_worker_spec() -> WorkerSpec | None:
     """This process's trial-worker spec when the plugin started it as one (else None)."""
     if TRIAL_WORKER_ENV not in os.environ:
         return None
-    from pytest_autotune.trial_worker import WorkerSpec
+    from pytest_autotune.plugin.trial_worker import WorkerSpec
 
     return WorkerSpec.from_environ()
 

@@ -1,0 +1,1 @@
+"""Device backends: discovery, builds, timing and error labels per kind of device."""

@@ -1,0 +1,1 @@
+"""Timing: timers, robust statistics, and the regression rule."""
