@@ -160,11 +160,10 @@ def measure(package_dir: Path, *, annotations: bool = True) -> Structure:
         chain.append(components[current][0])
         current = below[current]
     per_folder: dict[str, int] = defaultdict(int)
+    for path in package_dir.rglob("*.py"):
+        if path.name != "__init__.py":  # a package's __init__ is its folder, not a module in it
+            per_folder[_module_name(package_dir, path.parent)] += 1
     root = package_dir.name
-    for name in edges:
-        if name == root:
-            continue
-        per_folder[name.rpartition(".")[0]] += 1
     return Structure(
         modules=len(edges),
         top_level_modules=per_folder.get(root, 0),
