@@ -1,7 +1,224 @@
-"""Bad-input drills of one area (see benchmarks/bad_input_drills.py)."""
+"""Bad-input drills of the declaration area: ``@tunable``/``@constraint`` declarations a user can get
+wrong (empty ranges, unknown names, cycles, empty spaces, values ``autotune.json`` cannot store,
+bad defaults, a ``where=`` that raises or returns a non-boolean, bad policy keywords).
+
+Each drill writes a test module with one wrong declaration and runs ``pytest --collect-only`` on it
+in a subprocess. A row passes when collection fails (nothing is tuned or run) and the output names
+the test file and the parameter, constraint or keyword at fault, plus the test function itself
+wherever the error is raised by ``@tunable`` (a parameter constructor such as ``Interval(5, 1)``
+raises before ``@tunable`` runs: there the output shows the offending ``NAME=...`` source line).
+"""
 
 from __future__ import annotations
 
-from benchmarks.bad_input_kit import Drill
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
-DRILLS: list[Drill] = []
+from benchmarks.bad_input_kit import Drill, Observation
+from benchmarks.drills import run_pytest
+
+__all__ = ["DRILLS"]
+
+HEADER = """
+import math
+from pytest_autotune import Bool, Categorical, Interval, Permutation, Pow2, Real, Set, constraint, tunable
+"""
+
+
+def _error_line(output: str) -> str:
+    """The last ``E   module.Error: message`` line of pytest's output, without the module path."""
+    lines = [line for line in output.splitlines() if line.startswith("E   ")]
+    line = lines[-1][4:] if lines else (output.strip().splitlines() or ["(no output)"])[-1]
+    return re.sub(r"^[\w.]+\.(\w+(Error|Exception))", r"\1", line)
+
+
+def _collect_fails(source: str, needles: Sequence[str]) -> Callable[[Path], Observation]:
+    """Collection of ``source`` must fail with every one of ``needles`` in the output."""
+
+    def run(path: Path) -> Observation:
+        (path / "pytest.ini").write_text("[pytest]\n")
+        (path / "test_k.py").write_text(HEADER + source)
+        result = run_pytest(path, "--collect-only", "-p", "no:cacheprovider", timeout=60)
+        output = result.stdout + result.stderr
+        missing = [n for n in needles if n not in output]
+        ok = result.returncode != 0 and "ERROR collecting test_k.py" in output and not missing
+        observed = _error_line(output)
+        if missing:
+            observed += f" | missing from the output: {missing}"
+        return Observation(observed, passed=ok)
+
+    return run
+
+
+def _case(name: str, source: str, *needles: str, expected: str = "") -> Drill:
+    return Drill(
+        "declaration",
+        name,
+        expected or "collection fails naming test and parameter",
+        _collect_fails(source, needles),
+    )
+
+
+T = "test_k.test_drilled"  # how @tunable names the test
+BODY = "def test_drilled(autotune):\n    autotune.measure(lambda: None)\n"
+
+DRILLS: list[Drill] = [
+    _case(
+        "empty Interval(5, 1)",
+        f"@tunable(X=Interval(5, 1))\n{BODY}",
+        "X=Interval(5, 1)",
+        "Interval(5, 1): empty range",
+        expected="collection fails at the X=... line: empty range",
+    ),
+    _case(
+        "Pow2(5, 7): no power of two",
+        f"@tunable(Y=Pow2(5, 7))\n{BODY}",
+        "Y=Pow2(5, 7)",
+        "Pow2(5, 7)",
+        expected="collection fails at the Y=... line",
+    ),
+    _case(
+        "Real(1.0, 1.0): empty",
+        f"@tunable(R=Real(1.0, 1.0))\n{BODY}",
+        "R=Real(1.0, 1.0)",
+        expected="collection fails at the R=... line",
+    ),
+    _case(
+        "Permutation with a duplicate item",
+        f"@tunable(P=Permutation(['i', 'j', 'i']))\n{BODY}",
+        "P=Permutation",
+        "duplicate items",
+        expected="collection fails at the P=... line: duplicate items",
+    ),
+    _case(
+        "unknown name in where=",
+        f"@tunable(WPT=Interval(1, 8), LS=Interval(1, 8, where=lambda WPTT, LS: LS <= WPTT))\n{BODY}",
+        f"@tunable on {T}: where= of parameter 'LS': reads unknown parameter 'WPTT'",
+    ),
+    _case(
+        "where= cycle A -> B -> A",
+        "@tunable(A=Interval(1, 4, where=lambda A, B: A <= B), B=Interval(1, 4, where=lambda A, B: B <= A))\n"
+        + BODY,
+        f"@tunable on {T}: constraint cycle between parameters: A -> B -> A",
+    ),
+    _case(
+        "no valid configuration",
+        f"@tunable(X=Interval(1, 100, where=lambda X: X > 500))\n{BODY}",
+        f"@tunable on {T}:",
+        "EmptySpaceError",
+        "'X'",
+    ),
+    _case(
+        "no valid configuration (@constraint)",
+        f"@constraint(lambda X, Y: X + Y > 100)\n@tunable(X=Interval(1, 8), Y=Interval(1, 8))\n{BODY}",
+        f"@tunable on {T}:",
+        "EmptySpaceError",
+    ),
+    _case(
+        "Categorical('a', b'x'): bytes",
+        f"@tunable(MODE=Categorical('a', b'x'))\n{BODY}",
+        "MODE=Categorical('a', b'x')",
+        "value b'x' cannot be stored in autotune.json",
+        expected="collection fails at the MODE=... line naming the value",
+    ),
+    _case(
+        "Categorical(object())",
+        f"@tunable(MODE=Categorical('a', object()))\n{BODY}",
+        "MODE=Categorical('a', object())",
+        "cannot be stored in autotune.json (JSON cannot store 'object' values)",
+        expected="collection fails at the MODE=... line naming the value",
+    ),
+    _case(
+        "Categorical with NaN",
+        f"@tunable(F=Categorical(1.0, float('nan')))\n{BODY}",
+        "F=Categorical(1.0, float('nan'))",
+        "value nan cannot be stored",
+        expected="collection fails at the F=... line naming the value",
+    ),
+    _case(
+        "Categorical of a set / nested tuple",
+        f"@tunable(S=Categorical((1, (2, 3)), frozenset({{1}})))\n{BODY}",
+        "S=Categorical(",
+        "value (1, (2, 3)) cannot be stored",
+        expected="collection fails at the S=... line naming the value",
+    ),
+    _case(
+        "default outside the range",
+        f"@tunable(X=Interval(1, 8, default=9))\n{BODY}",
+        "X=Interval(1, 8, default=9)",
+        "default 9 is not in its domain",
+        expected="collection fails at the X=... line naming the default",
+    ),
+    _case(
+        "default violating where=",
+        f"@tunable(X=Interval(1, 8, where=lambda X: X % 2 == 0, default=3))\n{BODY}",
+        f"@tunable on {T}: the declared defaults {{'X': 3}} violate the constraints",
+    ),
+    _case(
+        "same parameter object twice",
+        f"P = Interval(1, 8)\n\n\n@tunable(A=P, B=P)\n{BODY}",
+        f"@tunable on {T}: parameter 'B': this Interval object is already used as parameter 'A'",
+    ),
+    _case(
+        "@tunable applied twice",
+        f"@tunable(A=Interval(1, 4))\n@tunable(A=Interval(1, 4))\n{BODY}",
+        f"@tunable applied twice to {T}",
+    ),
+    _case(
+        "policy keyword as a parameter name",
+        f"@tunable(budget=Interval(1, 4))\n{BODY}",
+        f"@tunable on {T}: 'budget' is a policy keyword and cannot name a parameter",
+        expected="collection fails naming test and keyword",
+    ),
+    _case(
+        "misspelt keyword bugdet=10",
+        f"@tunable(X=Interval(1, 4), bugdet=10)\n{BODY}",
+        f"@tunable on {T}: keyword bugdet=10 is neither a parameter kind",
+        expected="collection fails naming test and keyword",
+    ),
+    _case(
+        "a list instead of a parameter kind",
+        f"@tunable(X=[1, 2, 3])\n{BODY}",
+        f"@tunable on {T}: keyword X=[1, 2, 3] is neither a parameter kind",
+        expected="collection fails naming test and keyword",
+    ),
+    _case(
+        "where= that raises",
+        f"@tunable(X=Interval(1, 8, where=lambda X: 12 // (X - 3) > 1))\n{BODY}",
+        f"@tunable on {T}: where= of parameter 'X' raised ZeroDivisionError",
+    ),
+    _case(
+        "where= returning a non-boolean",
+        f"@tunable(X=Interval(1, 8, where=lambda X: X % 2))\n{BODY}",
+        f"@tunable on {T}: where= of parameter 'X' returned",
+        "not a boolean",
+    ),
+    _case(
+        "@constraint string with an unknown name",
+        f"@constraint('X % Y == 0')\n@tunable(X=Interval(1, 8))\n{BODY}",
+        f"@tunable on {T}: constraint 'X % Y == 0': unknown name 'Y'",
+    ),
+    _case(
+        "budget='forever'",
+        f"@tunable(X=Interval(1, 4), budget='forever')\n{BODY}",
+        f"@tunable on {T}",
+        "budget",
+        "'forever'",
+        expected="collection fails naming test and budget",
+    ),
+    _case(
+        "budget=-5",
+        f"@tunable(X=Interval(1, 4), budget=-5)\n{BODY}",
+        f"@tunable on {T}",
+        "budget",
+        expected="collection fails naming test and budget",
+    ),
+    _case(
+        "strategy='magic'",
+        f"@tunable(X=Interval(1, 4), strategy='magic')\n{BODY}",
+        f"@tunable on {T}",
+        "'magic'",
+        expected="collection fails naming test and strategy",
+    ),
+]

@@ -105,24 +105,25 @@ def tunable(**declaration: Any) -> Callable[[F], F]:
 
     params: dict[str, Param] = {}
     policy_values: dict[str, Any] = {}
+    problems: list[str] = []  # raised when the test is known, so that the message can name it
     for name, value in declaration.items():
         if isinstance(value, Param):
             if name in POLICY_KEYS:
-                raise PolicyError(
-                    f"@tunable: {name!r} is a policy keyword and cannot name a parameter; rename it"
-                )
+                problems.append(f"{name!r} is a policy keyword and cannot name a parameter; rename it")
             params[name] = value
         elif name in POLICY_KEYS:
             policy_values[name] = value
         else:
-            raise PolicyError(
-                f"@tunable: keyword {name}={value!r} is neither a parameter kind (Interval, Pow2, Set, "
+            problems.append(
+                f"keyword {name}={value!r} is neither a parameter kind (Interval, Pow2, Set, "
                 f"Categorical, Bool, Real, Permutation) nor a policy key ({', '.join(sorted(POLICY_KEYS))})"
             )
 
     def decorate(fn: F) -> F:
         _check_function(fn, "@tunable")
         name = _test_name(fn)
+        if problems:
+            raise PolicyError(f"@tunable on {name}: {problems[0]}")
         if get_spec(fn) is not None:
             raise TypeError(f"@tunable applied twice to {name}")
         if not params:

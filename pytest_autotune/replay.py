@@ -35,6 +35,7 @@ from pytest_autotune.outcome import LABELS, Label, Outcome
 from pytest_autotune.space import Categorical, Param, Set, Space, build_space
 from pytest_autotune.space.base import Config
 from pytest_autotune.space.constraints import Constraint
+from pytest_autotune.space.errors import SpaceError
 
 __all__ = ["FAILURE_MARKERS", "Replay", "ReplayError"]
 
@@ -240,12 +241,27 @@ class Replay:
             raise ReplayError(f"{listing_path}: expected a list of space descriptions")
         for item in listing:
             if isinstance(item, dict) and item.get("file") == file_name:
-                return cls.from_cache(
-                    listing_path.parent / file_name,
-                    tune_params=item["tune_params"],
-                    restrictions=item.get("restrictions") or [],
-                    **kw,
-                )
+                tune_params = item.get("tune_params")
+                restrictions = item.get("restrictions") or []
+                where = f"{listing_path}: space {file_name!r}"
+                if not isinstance(tune_params, dict):
+                    raise ReplayError(f"{where}: no 'tune_params' object")
+                if not isinstance(restrictions, list):
+                    raise ReplayError(f"{where}: 'restrictions' must be a list of strings")
+                try:
+                    # The strings come from a data file: check them before anything else is read.
+                    for text in restrictions:
+                        if not isinstance(text, str):
+                            raise ReplayError(f"{where}: restriction {text!r} is not a string")
+                        Constraint.from_string(text, names=list(tune_params))
+                    return cls.from_cache(
+                        listing_path.parent / file_name,
+                        tune_params=tune_params,
+                        restrictions=restrictions,
+                        **kw,
+                    )
+                except SpaceError as exc:
+                    raise ReplayError(f"{where}: {exc}") from exc
         names = [item.get("file") for item in listing if isinstance(item, dict)]
         raise ReplayError(f"{listing_path}: no space {file_name!r}; known: {', '.join(map(str, names))}")
 

@@ -3,29 +3,24 @@
 A constraint reads parameters by argument name: ``lambda WPT, LS: LS <= WPT``
 reads ``WPT`` and ``LS``. Arguments with a default whose name is not a
 parameter keep their default (the usual way to bind a value in a lambda).
-Kernel Tuner restriction strings (``"MWG % (MDIMC*VWM) == 0"``) are compiled
-to the same form, so both kinds share one evaluation path.
+Kernel Tuner restriction strings (``"MWG % (MDIMC*VWM) == 0"``) are checked
+against a syntax whitelist (:mod:`pytest_autotune.space.safe_expression`) and
+compiled to the same form, so both kinds share one evaluation path.
 """
 
 from __future__ import annotations
 
 import ast
-import builtins
 import inspect
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_autotune.space.errors import ConstraintError
+from pytest_autotune.space.safe_expression import check_restriction, restricted_namespace
 from pytest_autotune.space.source import compile_lambda, constant_names, function_namespace, locate
 
 __all__ = ["Constraint", "callable_source", "is_boolean"]
-
-#: Names a restriction string may use besides parameter names.
-_STRING_BUILTINS = {
-    name: getattr(builtins, name)
-    for name in ("abs", "min", "max", "int", "float", "round", "len", "bool", "pow", "divmod", "all", "any")
-}
 
 
 def callable_source(fn: Callable[..., Any]) -> str:
@@ -122,24 +117,16 @@ class Constraint:
 
     @classmethod
     def from_string(cls, text: str, *, names: Collection[str]) -> Constraint:
-        """Compile a Kernel Tuner restriction string such as ``"MWG % VWM == 0"``."""
-        try:
-            tree = ast.parse(text.strip(), mode="eval")
-        except SyntaxError as exc:
-            raise ConstraintError(f"constraint {text!r}: not a Python expression ({exc.msg})") from exc
-        used: list[str] = []
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name):
-                if node.id in names:
-                    if node.id not in used:
-                        used.append(node.id)
-                elif node.id not in _STRING_BUILTINS:
-                    raise ConstraintError(
-                        f"constraint {text!r}: unknown name {node.id!r} (known: {', '.join(names)})"
-                    )
+        """Compile a Kernel Tuner restriction string such as ``"MWG % VWM == 0"``.
+
+        The string is checked against a syntax whitelist first
+        (:func:`~pytest_autotune.space.safe_expression.check_restriction`): strings may come from
+        downloaded data files, so nothing but plain arithmetic and comparisons may become code.
+        """
+        tree = check_restriction(text, names)
+        used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
         reads = tuple(n for n in names if n in used)
-        namespace: dict[str, Any] = {"__builtins__": dict(_STRING_BUILTINS)}
-        fn = compile_lambda(reads, tree.body, namespace, f"<constraint {text!r}>")
+        fn = compile_lambda(reads, tree.body, restricted_namespace(), f"<constraint {text.strip()[:200]!r}>")
         return cls(fn=fn, reads=reads, source=text.strip(), owner=None, expression=tree)
 
     def __call__(self, config: Mapping[str, Any]) -> bool:

@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pytest_autotune.space.errors import SpaceError
+from pytest_autotune.space.json_values import check_storable
 from pytest_autotune.space.permutations import permutation_count, rank_permutation, unrank_permutations
 
 __all__ = [
@@ -191,6 +192,8 @@ class _FiniteValues(Param):
         super().__init__(where=where, default=default)
         if len(values) == 0:
             raise SpaceError(f"{type(self).__name__}() needs at least one value")
+        values = [to_python(v) for v in values]  # a numpy scalar in an object array would reach JSON
+        check_storable(type(self).__name__, values)  # before hashing: a set value is unhashable
         try:
             lookup = {v: i for i, v in enumerate(values)}
         except TypeError as exc:
@@ -571,9 +574,10 @@ class Permutation(Param):
         default: Any = NO_DEFAULT,
     ) -> None:
         super().__init__(where=where, default=default)
-        items = tuple(items)
+        items = tuple(to_python(item) for item in items)
         if len(items) == 0:
             raise SpaceError("Permutation([]): needs at least one item")
+        check_storable("Permutation item", items, allow_tuple=False)
         if len(set(items)) != len(items):
             raise SpaceError(f"Permutation({list(items)!r}): duplicate items")
         if len(items) > 20:

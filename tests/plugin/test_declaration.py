@@ -51,10 +51,18 @@ def test_declaration_errors_name_the_test_and_parameter() -> None:
 
 
 def test_policy_keyword_errors() -> None:
-    with pytest.raises(PolicyError, match="'budget' is a policy keyword"):
-        tunable(budget=Interval(1, 3))
-    with pytest.raises(PolicyError, match="keyword size=3 is neither a parameter kind"):
-        tunable(A=Interval(1, 3), size=3)
+    with pytest.raises(PolicyError, match=r"@tunable on .*test_budget: 'budget' is a policy keyword"):
+
+        @tunable(budget=Interval(1, 3))
+        def test_budget(autotune: Any) -> None: ...
+
+    with pytest.raises(
+        PolicyError, match=r"@tunable on .*test_size: keyword size=3 is neither a parameter kind"
+    ):
+
+        @tunable(A=Interval(1, 3), size=3)
+        def test_size(autotune: Any) -> None: ...
+
     with pytest.raises(PolicyError, match=r"@tunable on .*test_x: invalid budget=-1"):
 
         @tunable(A=Interval(1, 3), budget=-1)
