@@ -99,7 +99,8 @@ class Backend(ABC):
         """The device named by ``spec`` (a user's ``--autotune-device``), else the default one.
 
         ``None`` means no choice was made: use :meth:`environment_spec` if set, else the first
-        usable device. Raise ``LookupError`` (listing what exists) when nothing matches.
+        usable device. Raise ``LookupError`` (listing what exists) when nothing matches, and
+        another error saying why when the device exists but cannot be used.
         """
 
     def environment_spec(self) -> str | None:
