@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
 
+from pytest_autotune.backends.base import Backend, BackendError
 from pytest_autotune.timing.measure import Stats, Timer
 
 if TYPE_CHECKING:
@@ -40,7 +41,8 @@ class Autotune:
 
     ``config`` is the configuration under test (a dict by parameter name); ``tuning`` is True while
     ``pytest --autotune`` tunes this test; ``device`` is the key the result is stored under;
-    ``timing`` holds the statistics of the last :meth:`measure` call.
+    ``timing`` holds the statistics of the last :meth:`measure` call. ``backend`` (given by the
+    plugin) is the test's device backend, which :meth:`build` falls back to.
     """
 
     def __init__(
@@ -53,6 +55,7 @@ class Autotune:
         timer: Timer,
         tuning: bool,
         sync: Callable[[], Any] | None = None,
+        backend: Backend | None = None,
     ) -> None:
         self.nodeid = nodeid
         self.space = space
@@ -62,6 +65,7 @@ class Autotune:
         self.timing: Stats | None = None
         self._timer = timer
         self._sync = sync
+        self._backend = backend
         self._config: dict[str, Any] = {}
         self._samples: list[float] = []
         self._repeat_default = MEASURE_REPEAT
@@ -87,10 +91,11 @@ class Autotune:
     ) -> T:
         """Time ``fn`` (``warmup`` untimed calls, then ``repeat`` timed ones) and return its last result.
 
-        When ``fn`` returns a ``pyopencl.Event`` (or a list of them) its profiling time is used;
-        otherwise the wall-clock time, after ``sync()`` (and ``cl_queue.finish()`` when the test uses
-        ``cl_queue``). With the default objective ``"time"`` each timed call is one sample of the
-        objective; with another objective the timings are only kept in :attr:`timing`.
+        When ``fn`` returns something the test's device can time (a ``pyopencl.Event`` or a list of
+        them) that device time is used; otherwise the wall-clock time, after ``sync()`` (and the
+        backend's synchronisation, e.g. ``cl_queue.finish()`` when the test uses ``cl_queue``).
+        With the default objective ``"time"`` each timed call is one sample of the objective; with
+        another objective the timings are only kept in :attr:`timing`.
         """
         warmup = self.policy.warmup if warmup is None else warmup
         if repeat is None:
@@ -131,10 +136,23 @@ class Autotune:
         defines: Mapping[str, Any] | None = None,
         options: Sequence[str] = (),
     ) -> Any:
-        """Build an OpenCL program with one ``-D`` per define (default: the configuration), cached."""
-        from pytest_autotune.backends.opencl import build_program
+        """Build a program for ``context`` with one ``-D`` per define (default: the configuration), cached.
 
-        return build_program(context, source, self._config if defines is None else defines, options)
+        The backend that owns ``context`` builds it (OpenCL: a ``pyopencl.Context``), else the
+        test's own backend; a clear error when that one builds no programs (the host).
+        """
+        from pytest_autotune.backends import backend_for_object
+
+        backend = backend_for_object(context) or self._backend
+        if backend is None:
+            raise BackendError(
+                f"{self.nodeid}: autotune.build got a {type(context).__name__!r}, which no loaded "
+                "backend owns, and the test has no backend"
+            )
+        try:
+            return backend.build(context, source, self._config if defines is None else defines, options)
+        except BackendError as exc:
+            raise BackendError(f"{self.nodeid}: autotune.build: {exc}; {_builders_hint()}") from exc
 
     # -- used by the plugin ---------------------------------------------------------------------------
     def begin_run(self, config: Mapping[str, Any], *, repeat_default: int) -> None:
@@ -151,6 +169,18 @@ class Autotune:
 
     def __repr__(self) -> str:
         return f"<autotune {self.nodeid} device={self.device!r} config={self._config!r}>"
+
+
+def _builders_hint() -> str:
+    """Which fixtures put a test on a backend (those can build programs)."""
+    from pytest_autotune.backends import available_backends, backend_entry
+
+    choices = [
+        f"{name} ({', '.join(sorted(backend_entry(name).fixtures))})"
+        for name in available_backends()
+        if backend_entry(name).fixtures
+    ]
+    return "request the fixtures of a backend that builds: " + "; ".join(choices)
 
 
 def _with_sync(fn: Callable[[], T], sync: Callable[[], Any]) -> Callable[[], T]:

@@ -2,18 +2,19 @@
 
 The hooks delegate to modules imported when first needed, so loading the plugin costs a few
 milliseconds and a plain ``pytest`` run imports neither numpy (until a tunable test module does)
-nor torch, gpytorch, scikit-learn or pyopencl (until a test needs OpenCL).
+nor torch, gpytorch, scikit-learn or a device library (until a test uses a device backend).
 
 Fixtures: ``autotune`` (the configuration under test and the timing tools, for ``@tunable``
-tests), ``autotune_timer`` (override it to supply times, e.g. from a simulator), ``cl_context`` and
-``cl_queue`` (the selected OpenCL device, profiling enabled; session scope).
+tests), ``autotune_timer`` (override it to supply times, e.g. from a simulator) and
+``_autotune_devices`` (this process's device per backend, for the backends' fixtures). Each
+device backend's own fixtures (e.g. ``cl_context`` and ``cl_queue``) live in its folder under
+``backends/``; :func:`pytest_configure` registers the modules the backend registry names.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -22,6 +23,7 @@ from pytest_autotune.plugin.options import add_options, normalise_mode_argument
 if TYPE_CHECKING:
     from pytest_autotune.fixture import Autotune
     from pytest_autotune.plugin.controller import Controller
+    from pytest_autotune.plugin.devices import DeviceResolver
     from pytest_autotune.plugin.planning import ItemPlan
     from pytest_autotune.plugin.session import AutotuneSession
     from pytest_autotune.timing.measure import Timer
@@ -52,8 +54,12 @@ def pytest_load_initial_conftests(
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Register the marker; load settings and the store (bad values are usage errors)."""
+    """Register the marker and the backends' fixtures; load settings and store (bad values: usage errors)."""
     config.addinivalue_line("markers", "autotune(**policy): a @tunable kernel test (added by @tunable)")
+    from pytest_autotune.backends import fixture_modules
+
+    for module in fixture_modules():  # light modules: device libraries load inside the fixtures
+        config.pluginmanager.import_plugin(module)
     from pytest_autotune.plugin.session import AutotuneSession
     from pytest_autotune.policy import PolicyError
     from pytest_autotune.store import StoreError
@@ -236,8 +242,11 @@ def autotune(request: pytest.FixtureRequest, autotune_timer: Timer) -> Autotune:
     if plan is None:
         pytest.fail(f"{request.node.nodeid}: the autotune fixture is only for @tunable tests", pytrace=False)
     timer = autotune_timer
-    if isinstance(timer, DefaultTimer) and timer.sync is None and "cl_queue" in request.fixturenames:
-        timer = DefaultTimer(sync=request.getfixturevalue("cl_queue").finish)
+    backend = _session(request.config).devices.backend_for(request.fixturenames)
+    if isinstance(timer, DefaultTimer) and timer.sync is None:
+        sync = backend.synchronizer(request.fixturenames, request.getfixturevalue)
+        if sync is not None:
+            timer = DefaultTimer(sync=sync)
     fixture = Autotune(
         nodeid=request.node.nodeid,
         space=plan.spec.space,
@@ -245,25 +254,13 @@ def autotune(request: pytest.FixtureRequest, autotune_timer: Timer) -> Autotune:
         device=plan.device,
         timer=timer,
         tuning=plan.tune,
+        backend=backend,
     )
     fixture.begin_run(plan.committed.config, repeat_default=MEASURE_REPEAT)
     return fixture
 
 
 @pytest.fixture(scope="session")
-def cl_context(request: pytest.FixtureRequest) -> Any:
-    """An OpenCL context on the selected device (``--autotune-device``, ``PYOPENCL_CTX``, first)."""
-    session = _session(request.config)
-    from pytest_autotune.backends.opencl import create_context
-
-    return create_context(session.devices.opencl_device)
-
-
-@pytest.fixture(scope="session")
-def cl_queue(cl_context: Any) -> Iterator[Any]:
-    """A profiling-enabled command queue on ``cl_context``'s device."""
-    from pytest_autotune.backends.opencl import create_queue
-
-    queue = create_queue(cl_context)
-    yield queue
-    queue.finish()
+def _autotune_devices(request: pytest.FixtureRequest) -> DeviceResolver:
+    """This process's device of each backend (``devices.device("opencl")``), for backend fixtures."""
+    return _session(request.config).devices

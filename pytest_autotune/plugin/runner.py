@@ -1,14 +1,15 @@
 """Calling a tunable test's body once with a configuration, and naming what happened.
 
 :func:`run_trial` turns the exceptions of one call into a trial outcome: a failed ``assert`` is
-``correctness``, ``autotune.reject`` is ``constraints``, OpenCL build and launch errors are
-``compile``/``runtime`` (classified by :mod:`pytest_autotune.backends.opencl`, consulted only when pyopencl is
-loaded), anything else is ``runtime`` with the error kept as detail. ``pytest.skip``/``fail``/
-``xfail``, ``KeyboardInterrupt`` and ``SystemExit`` derive from ``BaseException`` and are not caught:
-they end the tuning loop exactly as they would end a plain test (so does ``pytest.exit``, although it
-derives from ``Exception``). :func:`run_final` calls the body as the real test, letting every
-exception through. A :class:`TrialRunner` is what tune mode calls per trial: in this process
-(:class:`InProcessTrials`) or in a worker (:mod:`pytest_autotune.plugin.trial_worker`).
+``correctness``, ``autotune.reject`` is ``constraints``, a backend's build and launch errors are
+``compile``/``runtime`` (classified by the backend, asked only while its device library is loaded:
+:func:`pytest_autotune.backends.loaded_backends`), anything else is ``runtime`` with the error kept
+as detail. ``pytest.skip``/``fail``/``xfail``, ``KeyboardInterrupt`` and ``SystemExit`` derive from
+``BaseException`` and are not caught: they end the tuning loop exactly as they would end a plain
+test (so does ``pytest.exit``, although it derives from ``Exception``). :func:`run_final` calls
+the body as the real test, letting every exception through. A :class:`TrialRunner` is what tune
+mode calls per trial: in this process (:class:`InProcessTrials`) or in a worker
+(:mod:`pytest_autotune.plugin.trial_worker`).
 
 If the test also uses pytest-benchmark's ``benchmark`` fixture, the configuration goes into its
 ``extra_info``; during tuning trials the fixture is switched off and re-armed before each call (it
@@ -17,11 +18,11 @@ may only be used once per test), and switched back on for the final call.
 
 from __future__ import annotations
 
-import sys
 import traceback
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
+from pytest_autotune.backends import loaded_backends
 from pytest_autotune.fixture import Autotune, Rejected
 from pytest_autotune.outcome import Label, Outcome
 from pytest_autotune.timing.measure import Stats
@@ -79,10 +80,8 @@ def classify_exception(exc: Exception) -> tuple[Label, str]:
         return "constraints", exc.reason
     if isinstance(exc, AssertionError):
         return "correctness", describe_exception(exc)
-    if "pyopencl" in sys.modules:
-        from pytest_autotune.backends.opencl import classify_error
-
-        found = classify_error(exc)
+    for backend in loaded_backends():
+        found = backend.classify(exc)
         if found is not None:
             return found
     return "runtime", describe_exception(exc)

@@ -260,8 +260,9 @@ class IsolatedTrials:
     def _environment(session: AutotuneSession, plan: ItemPlan) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", ENV_VAR)}
         env["PYTEST_AUTOTUNE_CACHE"] = str(session.settings.cache_path)
-        if plan.device != session.devices.key_for(()):  # an OpenCL device: the very same one
-            env["PYTEST_AUTOTUNE_DEVICE"] = session.devices.opencl_spec()
+        spec = session.devices.spec_for(plan.device)  # the very same device (None: the host)
+        if spec is not None:
+            env["PYTEST_AUTOTUNE_DEVICE"] = spec
         return env
 
     def _launch(self) -> Launched:

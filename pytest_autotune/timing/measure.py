@@ -1,8 +1,9 @@
 """Timing: the timer protocol, the default timer, and robust statistics over samples.
 
-A *timer* runs a function once and says how long it took. The default one uses an OpenCL event's
-profiling time when the function returns a ``pyopencl.Event`` (or a list of them), else the wall
-clock after an optional synchronisation (e.g. ``queue.finish``). Tests and simulators replace it by
+A *timer* runs a function once and says how long it took. The default one uses the device time
+of what the function returned when a loaded backend can read one (OpenCL: a profiling event or a
+list of them; :meth:`pytest_autotune.backends.base.Backend.result_seconds`), else the wall clock
+after an optional synchronisation (e.g. ``queue.finish``). Tests and simulators replace it by
 overriding the ``autotune_timer`` fixture with any object implementing :class:`Timer`; the plugin's
 own tests use that to get deterministic timings without hardware.
 
@@ -13,18 +14,19 @@ from __future__ import annotations
 
 import math
 import statistics
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
+from pytest_autotune.backends import loaded_backends
+
 __all__ = [
     "DefaultTimer",
     "Stats",
     "Timer",
+    "device_seconds",
     "least_disturbed",
-    "opencl_events",
     "pause_before_remeasuring",
     "robust_spread",
     "round_significant",
@@ -53,23 +55,20 @@ def pause_before_remeasuring(timer: Timer, attempt: int) -> float:
     return float(pause(attempt)) if callable(pause) else 0.0
 
 
-def opencl_events(result: Any) -> list[Any] | None:
-    """The pyopencl events in ``result`` (an event or a non-empty list/tuple of events), else None.
+def device_seconds(result: Any) -> float | None:
+    """The device time a loaded backend reads from ``result`` (e.g. profiling events), else None.
 
-    Never imports pyopencl: a result can only hold events when pyopencl is already loaded.
+    Asks only the backends whose device library is already imported, so it never imports one.
     """
-    cl = sys.modules.get("pyopencl")
-    if cl is None:
-        return None
-    if isinstance(result, cl.Event):
-        return [result]
-    if isinstance(result, (list, tuple)) and result and all(isinstance(e, cl.Event) for e in result):
-        return list(result)
+    for backend in loaded_backends():
+        seconds = backend.result_seconds(result)
+        if seconds is not None:
+            return seconds
     return None
 
 
 class DefaultTimer:
-    """Device time from OpenCL profiling events when ``fn`` returns them, else wall-clock time.
+    """Device time when ``fn`` returns something a backend can time (events), else wall-clock time.
 
     ``sync`` runs after ``fn`` inside the wall-clock interval (e.g. ``queue.finish``), so work that
     ``fn`` only enqueued is counted.
@@ -92,11 +91,9 @@ class DefaultTimer:
     def __call__(self, fn: Callable[[], Any], autotune: Any) -> tuple[Any, float]:
         start = time.perf_counter()
         result = fn()
-        events = opencl_events(result)
-        if events is not None:
-            from pytest_autotune.backends.opencl import event_seconds
-
-            return result, event_seconds(events)
+        seconds = device_seconds(result)
+        if seconds is not None:
+            return result, seconds
         if self.sync is not None:
             self.sync()
         return result, time.perf_counter() - start

@@ -88,7 +88,7 @@ def test_a_usable_device_passes_the_probe(first_device) -> None:
 @pytest.fixture
 def broken_second(first_device, monkeypatch):
     """Two devices, the first of which cannot build (a compiler older than the CPU, say)."""
-    from pytest_autotune.backends import opencl
+    from pytest_autotune.backends.opencl import device as opencl  # where select_device looks them up
 
     broken = SimpleNamespace(spec="0:0", device="broken-device", platform_index=0, device_index=0)
     working = SimpleNamespace(spec="1:0", device="working-device", platform_index=1, device_index=0)

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from pytest_autotune.plugin import devices
 from pytest_autotune.plugin.devices import DeviceResolver, WorkerSlot, host_key
 from pytest_autotune.plugin.progress import TuningProgress
 
@@ -54,7 +53,7 @@ def test_workers_map_to_devices(spec: str | None, index: int, count: int, key: s
 def test_workers_are_not_given_a_device_that_cannot_build(monkeypatch: pytest.MonkeyPatch) -> None:
     opencl = pytest.importorskip("pytest_autotune.backends.opencl")
     monkeypatch.setattr(opencl, "probe_device", lambda device: "broken" if device == "P0 / gpu-b" else None)
-    keys = [DeviceResolver(None, WorkerSlot(index, 3)).opencl_key for index in range(3)]
+    keys = [DeviceResolver(None, WorkerSlot(index, 3)).key_for(["cl_queue"]) for index in range(3)]
     assert keys == ["P0 / gpu-a", "P1 / cpu", "P0 / gpu-a"]
 
 
@@ -62,7 +61,7 @@ def test_workers_are_not_given_a_device_that_cannot_build(monkeypatch: pytest.Mo
 def test_pyopencl_ctx_pins_every_worker(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYOPENCL_CTX", "1:0")
     resolver = DeviceResolver(None, WorkerSlot(1, 2))
-    assert resolver.shared_by(resolver.opencl_key) == 2
+    assert resolver.shared_by(resolver.key_for(["cl_context"])) == 2
 
 
 def test_host_key_and_bad_device_list() -> None:
@@ -70,7 +69,8 @@ def test_host_key_and_bad_device_list() -> None:
     assert len(host_key()) > len("host:")
     with pytest.raises(ValueError, match="empty device spec"):
         DeviceResolver("0:0,", WorkerSlot())
-    assert {"cl_context", "cl_queue"} == devices.OPENCL_FIXTURES
+    assert DeviceResolver.backend_for(["autotune", "cl_queue"]).name == "opencl"
+    assert DeviceResolver.backend_for(["autotune"]).name == "host"
 
 
 class _Terminal(io.StringIO):

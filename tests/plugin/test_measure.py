@@ -7,9 +7,10 @@ import time
 
 import pytest
 
+from pytest_autotune.backends.opencl.backend import events_in
 from pytest_autotune.plugin.check_mode import judge
 from pytest_autotune.policy import merge_policy
-from pytest_autotune.timing.measure import DefaultTimer, Stats, opencl_events, round_significant
+from pytest_autotune.timing.measure import DefaultTimer, Stats, device_seconds, round_significant
 
 
 def test_stats_of_known_sample() -> None:
@@ -63,7 +64,8 @@ def test_default_timer_measures_wall_clock_and_syncs_inside_the_interval() -> No
 
 def test_opencl_events_never_imports_pyopencl(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delitem(sys.modules, "pyopencl", raising=False)
-    assert opencl_events(object()) is None
+    assert events_in(object()) is None
+    assert device_seconds(object()) is None
     assert "pyopencl" not in sys.modules
 
 

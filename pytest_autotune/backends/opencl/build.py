@@ -29,6 +29,7 @@ from typing import Any
 
 import pyopencl as cl
 
+from pytest_autotune.backends.base import DeviceLimits
 from pytest_autotune.backends.opencl.defines import define_options
 from pytest_autotune.backends.opencl.errors import (
     COMPILE_STATUS_CODES,
@@ -36,6 +37,7 @@ from pytest_autotune.backends.opencl.errors import (
     LaunchError,
     status_name,
 )
+from pytest_autotune.backends.opencl.limits import device_limits
 
 __all__ = [
     "BuildCacheInfo",
@@ -171,21 +173,6 @@ def build_program(
     return program
 
 
-@dataclass(frozen=True)
-class _DeviceLimits:
-    max_work_group_size: int
-    max_work_item_sizes: tuple[int, ...]
-    local_mem_size: int
-
-    @classmethod
-    def of(cls, device: cl.Device) -> _DeviceLimits:
-        return cls(
-            int(device.max_work_group_size),
-            tuple(int(s) for s in device.max_work_item_sizes),
-            int(device.local_mem_size),
-        )
-
-
 class CheckedKernel:
     """A ``pyopencl.Kernel`` whose launches are checked against the device limits first.
 
@@ -199,10 +186,10 @@ class CheckedKernel:
         self.name: str = kernel.function_name
         self._static_local: dict[int, int] = {}
         self._group_limit: dict[int, int] = {}
-        self._limits: dict[int, _DeviceLimits] = {}
+        self._limits: dict[int, DeviceLimits] = {}
         self._lock = threading.Lock()
 
-    def _device_facts(self, device: cl.Device) -> tuple[_DeviceLimits, int, int]:
+    def _device_facts(self, device: cl.Device) -> tuple[DeviceLimits, int, int]:
         """Device limits, the kernel's static local memory and its work-group limit on ``device``."""
         handle = int(device.int_ptr)
         with self._lock:
@@ -211,7 +198,7 @@ class CheckedKernel:
                 # Read before any launch sets __local arguments (they would be counted too).
                 self._static_local[handle] = int(self.raw.get_work_group_info(info.LOCAL_MEM_SIZE, device))
                 self._group_limit[handle] = int(self.raw.get_work_group_info(info.WORK_GROUP_SIZE, device))
-                self._limits[handle] = _DeviceLimits.of(device)
+                self._limits[handle] = device_limits(device)
             return self._limits[handle], self._static_local[handle], self._group_limit[handle]
 
     def check_launch(self, device: cl.Device, local_size: Sequence[int] | None, args: Sequence[Any]) -> None:
@@ -219,7 +206,7 @@ class CheckedKernel:
         limits, static_local, group_limit = self._device_facts(device)
         if local_size is not None:
             sizes = [int(s) for s in local_size]
-            for dim, (size, limit) in enumerate(zip(sizes, limits.max_work_item_sizes, strict=False)):
+            for dim, (size, limit) in enumerate(zip(sizes, limits.max_work_item_sizes or (), strict=False)):
                 if size > limit:
                     raise LaunchError(
                         "INVALID_WORK_ITEM_SIZE",
@@ -227,7 +214,7 @@ class CheckedKernel:
                         f"device maximum {limit}",
                     )
             group = math.prod(sizes)
-            allowed = min(limits.max_work_group_size, group_limit)
+            allowed = min(limits.max_work_group_size or group_limit, group_limit)
             if group > allowed:
                 raise LaunchError(
                     "INVALID_WORK_GROUP_SIZE",
@@ -236,11 +223,11 @@ class CheckedKernel:
                 )
         dynamic_local = sum(int(arg.size) for arg in args if isinstance(arg, cl.LocalMemory))
         used = static_local + dynamic_local
-        if used > limits.local_mem_size:
+        if limits.local_memory is not None and used > limits.local_memory:
             raise LaunchError(
                 "OUT_OF_RESOURCES",
                 f"kernel {self.name!r}: uses {used} bytes of local memory, the device has "
-                f"{limits.local_mem_size}",
+                f"{limits.local_memory}",
             )
 
     def __call__(

@@ -22,6 +22,7 @@ from typing import Any
 import pyopencl as cl
 
 from pytest_autotune.api import get_spec
+from pytest_autotune.backends import get_backend
 from pytest_autotune.backends.opencl import create_context, create_queue, device_key, select_device
 from pytest_autotune.fixture import Autotune
 from pytest_autotune.outcome import Outcome
@@ -139,6 +140,7 @@ class KernelTestObjective:
             timer=DefaultTimer(sync=self.queue.finish),
             tuning=True,
             sync=self.queue.finish,
+            backend=get_backend("opencl"),
         )
         fixtures = {"autotune": self._autotune, "cl_context": self.context, "cl_queue": self.queue}
         self._arguments = {name: fixtures[name] for name in wanted}

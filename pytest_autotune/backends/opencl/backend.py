@@ -1,0 +1,118 @@
+"""The OpenCL backend as a :class:`~pytest_autotune.backends.base.Backend`.
+
+A thin adapter: each method calls the package's public functions (:func:`select_device`,
+:func:`device_key`, :func:`build_program`, ...), looked up on the package at call time, so code
+that replaces one of them (tests faking devices) changes the backend too. Importing this module
+does not import pyopencl; the methods that need it load it through those functions, and the ones
+the plugin calls for every test (:meth:`OpenCLBackend.result_seconds`,
+:meth:`OpenCLBackend.classify`, :meth:`OpenCLBackend.owns`) only look pyopencl up in
+``sys.modules``: an event, context or error of pyopencl exists only once pyopencl is loaded.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
+
+from pytest_autotune.backends import opencl as facade
+from pytest_autotune.backends.base import Backend, DeviceLimits
+from pytest_autotune.backends.opencl.errors import classify_error
+from pytest_autotune.outcome import Label
+
+__all__ = ["OpenCLBackend", "events_in"]
+
+
+def events_in(result: Any) -> list[Any] | None:
+    """The pyopencl events in ``result`` (an event or a non-empty list/tuple of events), else None.
+
+    Never imports pyopencl: a result can only hold events when pyopencl is already loaded.
+    """
+    cl = sys.modules.get("pyopencl")
+    if cl is None:
+        return None
+    if isinstance(result, cl.Event):
+        return [result]
+    if isinstance(result, (list, tuple)) and result and all(isinstance(e, cl.Event) for e in result):
+        return list(result)
+    return None
+
+
+class OpenCLBackend(Backend):
+    """OpenCL devices through pyopencl: tests that use ``cl_context`` or ``cl_queue`` run here."""
+
+    name = "opencl"
+    fixtures = frozenset({"cl_context", "cl_queue"})
+
+    # -- devices ----------------------------------------------------------------------------------------
+    def devices(self) -> list[Any]:
+        """Every device of every platform, in ``P:D`` order."""
+        return [entry.device for entry in facade.list_devices()]
+
+    def usable_devices(self) -> list[Any]:
+        """The devices whose compiler builds a trivial kernel (:func:`probe_device`)."""
+        return [entry.device for entry in facade.list_devices() if facade.probe_device(entry.device) is None]
+
+    def select(self, spec: str | None) -> Any:
+        """:func:`select_device`: a spec, else ``$PYOPENCL_CTX``, else the first usable device."""
+        return facade.select_device(spec)
+
+    def environment_spec(self) -> str | None:
+        """``$PYOPENCL_CTX`` when set (it pins every worker to one device)."""
+        return os.environ.get("PYOPENCL_CTX") or None
+
+    def key(self, device: Any) -> str:
+        """:func:`device_key`: ``"<platform name> / <device name>"``."""
+        return facade.device_key(device)
+
+    def info(self, device: Any) -> dict[str, Any]:
+        """:func:`device_info`: names, versions, compute units, memory sizes and limits."""
+        return facade.device_info(device)
+
+    def spec_of(self, device: Any) -> str | None:
+        """The ``"P:D"`` spec of ``device`` (its key when it is not listed)."""
+        for entry in facade.list_devices():
+            if entry.device == device:
+                return str(entry.spec)
+        return self.key(device)
+
+    def limits(self, device: Any) -> DeviceLimits:
+        """Maximum work-group size, work-items per dimension and local memory of ``device``."""
+        return facade.device_limits(device)
+
+    # -- fixtures and timing ----------------------------------------------------------------------------
+    def synchronizer(
+        self, fixturenames: Collection[str], fixture: Callable[[str], Any]
+    ) -> Callable[[], Any] | None:
+        """``cl_queue.finish`` when the test uses ``cl_queue``."""
+        return fixture("cl_queue").finish if "cl_queue" in fixturenames else None
+
+    def result_seconds(self, result: Any) -> float | None:
+        """The profiling time of the event(s) ``result`` holds (:func:`event_seconds`), else None."""
+        events = events_in(result)
+        return None if events is None else float(facade.event_seconds(events))
+
+    # -- builds and errors -----------------------------------------------------------------------------
+    def owns(self, obj: Any) -> bool:
+        """Whether ``obj`` is a ``pyopencl.Context``."""
+        cl = sys.modules.get("pyopencl")
+        return cl is not None and isinstance(obj, cl.Context)
+
+    def build(
+        self,
+        context: Any,
+        source: str,
+        defines: Mapping[str, Any] | None = None,
+        options: Sequence[str] = (),
+    ) -> Any:
+        """:func:`build_program`: ``-D`` defines, cached per context, launches checked against limits."""
+        return facade.build_program(context, source, defines, options)
+
+    def clear_build_cache(self) -> None:
+        """:func:`clear_build_cache`."""
+        facade.clear_build_cache()
+
+    def classify(self, exc: BaseException) -> tuple[Label, str] | None:
+        """:func:`classify_error`: build failures are ``compile``, launch failures ``runtime``."""
+        return classify_error(exc)
