@@ -65,7 +65,11 @@ def _names_string(output: str, text: str) -> bool:
 
 def _reason(message: str, text: str) -> str:
     """What an error says is wrong with ``text`` (without the list of what is allowed)."""
-    return message.split(f"{text.strip()!r}: ", 1)[-1].split(" (allowed:", 1)[0]
+    for quoted in (f"{text.strip()!r}: ", "...': "):  # long strings are quoted shortened
+        if quoted in message:
+            message = message.split(quoted, 1)[1]
+            break
+    return message.split(" (allowed:", 1)[0]
 
 
 def _error_line(output: str) -> str:
