@@ -340,12 +340,11 @@ class StrategyConformance:
         reference = self._run(strategy_under_test, self.seed)
         journal = tmp_path / "journal.jsonl"
         interrupted = self.budget // 2
-        self._run(strategy_under_test, self.seed, budget=interrupted, journal=journal)
+        recorded = _configs(self._run(strategy_under_test, self.seed, budget=interrupted, journal=journal))
         counting = _Counting(toy_objective)
         resumed = self._run(strategy_under_test, self.seed, journal=journal, objective=counting)
         assert resumed.resumed == interrupted
         assert len(counting.calls) == self.budget - interrupted
-        recorded = _configs(reference)[:interrupted]
         assert _configs(resumed)[:interrupted] == recorded
         assert not any(config in recorded for config in counting.calls), "a recorded trial ran again"
         if strategy_under_test.cls.resume_by_asking:
