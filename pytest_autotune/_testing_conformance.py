@@ -133,7 +133,7 @@ class StrategyUnderTest:
 
 
 # -- driving a strategy by hand ----------------------------------------------------------------------------
-def check_proposal(space: Space, point: object, name: str) -> Hashable:
+def _check_proposal(space: Space, point: object, name: str) -> Hashable:
     """Assert that ``point`` is a one-row :class:`Points` of a valid configuration; returns its key."""
     assert isinstance(point, Points), f"{name}: ask() returned {type(point).__name__}, not Points"
     assert len(point) == 1, f"{name}: ask() returned {len(point)} rows, expected one"
@@ -144,12 +144,12 @@ def check_proposal(space: Space, point: object, name: str) -> Hashable:
     return key
 
 
-def drive(
+def _drive(
     strategy: Strategy, space: Space, objective: Objective, asks: int, name: str
 ) -> list[dict[str, Any]]:
     """Ask ``asks`` new configurations and tell each its outcome, as the tuner would.
 
-    Every proposal is checked (:func:`check_proposal`); a known one is told its outcome again and
+    Every proposal is checked (:func:`_check_proposal`); a known one is told its outcome again and
     asked past, but :data:`~pytest_autotune.tuner.MAX_KNOWN_PROPOSALS` known ones in a row fail.
     Returns the new configurations in order.
     """
@@ -161,7 +161,7 @@ def drive(
             point = strategy.ask()
         except SpaceExhausted:
             pytest.fail(f"{name}: SpaceExhausted after {len(configs)} of {space.size} configurations")
-        key = check_proposal(space, point, name)
+        key = _check_proposal(space, point, name)
         if key in told:
             known_in_a_row += 1
             assert known_in_a_row < MAX_KNOWN_PROPOSALS, f"{name}: proposes only told configurations"
@@ -277,7 +277,7 @@ class StrategyConformance:
         factory, objective = SPACES[space_name]
         space = factory()
         strategy = strategy_under_test.make(space, self.seed)
-        configs = drive(strategy, space, objective, min(self.budget, space.size), strategy_under_test.name)
+        configs = _drive(strategy, space, objective, min(self.budget, space.size), strategy_under_test.name)
         assert all(space.contains(configs))
 
     def test_keeps_proposing_after_failures(self, strategy_under_test: StrategyUnderTest) -> None:
@@ -294,7 +294,7 @@ class StrategyConformance:
             return toy_objective(config)
 
         strategy = strategy_under_test.make(space, self.seed)
-        configs = drive(strategy, space, objective, self.budget, strategy_under_test.name)
+        configs = _drive(strategy, space, objective, self.budget, strategy_under_test.name)
         assert len(configs) == self.budget
 
     def test_exhausts_a_tiny_space_without_repeats(self, strategy_under_test: StrategyUnderTest) -> None:
@@ -307,7 +307,7 @@ class StrategyConformance:
                 point = strategy.ask()
             except SpaceExhausted:
                 pytest.fail(f"{name}: SpaceExhausted after {len(seen)} of {space.size} configurations")
-            key = check_proposal(space, point, name)
+            key = _check_proposal(space, point, name)
             assert key not in seen, f"{name}: proposed {space.configs(point)[0]!r} again"
             seen.add(key)
             strategy.tell(point, _tiny_objective(space.configs(point)[0]))
