@@ -31,7 +31,9 @@ Three kinds of helpers, the ones pytest-autotune's own tests use:
           options = {"population": 8}
 
   See :class:`~pytest_autotune._testing_conformance.StrategyConformance` for the checks, the
-  class attributes that size them, and how to opt out of one.
+  class attributes that size them, and how to opt out of one. Its main space, :func:`toy_space`
+  with :func:`toy_objective` (constraints, failing configurations, a known optimum), suits tests
+  of a tuning loop as well.
 
 Importing this module is light (the standard library only), so a conftest can import the timers
 without loading numpy into a plain ``pytest`` run; the space oracle and the suite load on first use.
