@@ -37,19 +37,12 @@ from pytest_autotune.store import Store, StoreError
 DRILL_CONFTEST = """
 import pytest
 
-
-def cost(config):
-    return 1e-4 * (1 + sum((v - 3) ** 2 for v in config.values() if type(v) is int))
-
-
-class FakeTimer:
-    def __call__(self, fn, autotune):
-        return fn(), cost(autotune.config)
+from pytest_autotune.testing import FakeTimer, bowl
 
 
 @pytest.fixture
 def autotune_timer():
-    return FakeTimer()
+    return FakeTimer(bowl)
 """
 
 DRILL_TESTS = """

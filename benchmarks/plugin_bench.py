@@ -32,13 +32,11 @@ CONFTEST = """
 import json, sys
 import pytest
 
-class ConstantTimer:
-    def __call__(self, fn, autotune):
-        return fn(), 1e-4 * (1 + abs(autotune.config["A"] - 7))
+from pytest_autotune.testing import FakeTimer
 
 @pytest.fixture
 def autotune_timer():
-    return ConstantTimer()
+    return FakeTimer(lambda config: 1e-4 * (1 + abs(config["A"] - 7)))
 
 def pytest_unconfigure(config):
     with open("modules.json", "w") as f:

@@ -1,9 +1,10 @@
 """Helpers for the plugin's pytester tests: a project with a deterministic fake timer.
 
-The fake timer (an ``autotune_timer`` fixture override in the project's conftest) returns
-``1e-4 * (1 + sum((v - 3)**2))`` seconds over the configuration's integer values, so the best
-configuration sets every integer parameter to 3. ``AUTOTUNE_SLOW`` (``"name=factor,..."``) multiplies
-the time of tests whose node id contains ``name``: an injected slowdown without touching the code.
+The fake timer (an ``autotune_timer`` fixture override in the project's conftest, built on
+:mod:`pytest_autotune.testing`) returns ``bowl``'s ``1e-4 * (1 + sum((v - 3)**2))`` seconds over the
+configuration's integer values, so the best configuration sets every integer parameter to 3.
+``AUTOTUNE_SLOW`` (``"name=factor,..."``) multiplies the time of tests whose node id contains
+``name``: an injected slowdown without touching the code.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import pytest
 import pytest_autotune.plugin.execution
 import pytest_autotune.strategies.exhaustive
 import pytest_autotune.strategies.random_search
+import pytest_autotune.testing
 import pytest_autotune.tuning.tuner  # noqa: F401
 
 del hypothesis
@@ -32,29 +34,12 @@ import os
 
 import pytest
 
-
-def cost(config):
-    return 1e-4 * (1 + sum((v - 3) ** 2 for v in config.values() if type(v) is int))
-
-
-def slowdown(nodeid):
-    factor = 1.0
-    for item in filter(None, os.environ.get("AUTOTUNE_SLOW", "").split(",")):
-        name, _, value = item.partition("=")
-        if name in nodeid:
-            factor *= float(value)
-    return factor
-
-
-class FakeTimer:
-    def __call__(self, fn, autotune):
-        result = fn()
-        return result, cost(autotune.config) * slowdown(autotune.nodeid)
+from pytest_autotune.testing import FakeTimer, bowl
 
 
 @pytest.fixture
 def autotune_timer():
-    return FakeTimer()
+    return FakeTimer(bowl, slowdown=os.environ.get("AUTOTUNE_SLOW", ""))
 """
 
 #: Two tunable tests (15 and 18 configurations); under the fake timer the optimum A=3, B=3 takes

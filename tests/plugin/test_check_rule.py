@@ -25,22 +25,18 @@ import os
 
 import pytest
 
+from pytest_autotune.testing import ConstantTimer
 
-class DisturbedTimer:
-    def __init__(self):
-        self.calls = 0
 
-    def __call__(self, fn, autotune):
-        result = fn()
-        self.calls += 1
+class DisturbedTimer(ConstantTimer):
+    def seconds(self, autotune):
         disturbed = self.calls <= int(os.environ.get("AUTOTUNE_DISTURBED", "0"))
-        slow = float(os.environ.get("AUTOTUNE_SLOW", "1"))
-        return result, 1e-4 * slow * (1.5 if disturbed else 1.0)
+        return super().seconds(autotune) * (1.5 if disturbed else 1.0)
 
 
 @pytest.fixture
 def autotune_timer():
-    return DisturbedTimer()
+    return DisturbedTimer(1e-4 * float(os.environ.get("AUTOTUNE_SLOW", "1")))
 """
 
 ONE_TEST = """
@@ -100,7 +96,7 @@ class PausingTimer(DisturbedTimer):
 
 @pytest.fixture
 def autotune_timer():
-    return PausingTimer()
+    return PausingTimer(1e-4)
 """
     )
     monkeypatch.setenv("AUTOTUNE_DISTURBED", str((CONFIRMATIONS + 1) * MEASURE_REPEAT))
@@ -144,19 +140,18 @@ import inspect
 
 import pytest
 
+from pytest_autotune.testing import FakeTimer
 
-class LuckyFinalistTimer:
+
+def lucky(config):
     \"\"\"100us, except in the search and the finalist rounds (50us): a winner that was lucky.\"\"\"
-
-    def __call__(self, fn, autotune):
-        result = fn()
-        tuning = any(frame.function in ("_search", "_remeasure") for frame in inspect.stack())
-        return result, 5e-5 if tuning else 1e-4
+    tuning = any(frame.function in ("_search", "_remeasure") for frame in inspect.stack())
+    return 5e-5 if tuning else 1e-4
 
 
 @pytest.fixture
 def autotune_timer():
-    return LuckyFinalistTimer()
+    return FakeTimer(lucky)
 """
 
 

@@ -222,21 +222,22 @@ SPIKY_TIMER = """
 import os
 import pytest
 
+from pytest_autotune.testing import ConstantTimer
+
 SAMPLES = []
 
 
-class SpikyTimer:
+class SpikyTimer(ConstantTimer):
     # 1e-4 s, times AUTOTUNE_FACTOR; six of the first ten samples of a check run are preempted (+5 ms)
-    def __call__(self, fn, autotune):
-        fn()
+    def seconds(self, autotune):
         SAMPLES.append(1)
         spike = 5e-3 if os.environ.get("SPIKES") and len(SAMPLES) <= 10 and len(SAMPLES) % 5 != 0 else 0.0
-        return None, 1e-4 * float(os.environ.get("AUTOTUNE_FACTOR", "1")) + spike
+        return super().seconds(autotune) + spike
 
 
 @pytest.fixture
 def autotune_timer():
-    return SpikyTimer()
+    return SpikyTimer(1e-4 * float(os.environ.get("AUTOTUNE_FACTOR", "1")))
 """
 
 ONE_TEST = """

@@ -9,17 +9,16 @@ import pytest
 #: Appended to the project's fake-timer conftest: its cost on a machine that slows down steadily,
 #: each timed call 5 % more than the first.
 DRIFTING_TIMER = """
-class DriftingTimer:
-    calls = 0
+class DriftingTimer(FakeTimer):
+    drift = 0  # timed calls of the whole run (a timer is made per test call)
 
-    def __call__(self, fn, autotune):
-        result = fn()
-        DriftingTimer.calls += 1
-        return result, cost(autotune.config) * (1.0 + 0.05 * DriftingTimer.calls)
+    def seconds(self, autotune):
+        DriftingTimer.drift += 1
+        return super().seconds(autotune) * (1.0 + 0.05 * DriftingTimer.drift)
 
 @pytest.fixture
 def autotune_timer():
-    return DriftingTimer()
+    return DriftingTimer(bowl)
 """
 
 

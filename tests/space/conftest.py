@@ -20,9 +20,9 @@ from pytest_autotune.space import (
     Real,
     Set,
 )
-from pytest_autotune.space.bruteforce import BruteForceSpace
 from pytest_autotune.space.chain import ChainSpace
 from pytest_autotune.space.declaration import Declaration
+from pytest_autotune.testing import BruteForceSpace
 
 Factory = Callable[[], tuple[dict[str, Any], list[Any]]]
 

@@ -37,12 +37,11 @@ def cut_last_line_in_half(path: Path) -> None:
     path.write_bytes(data[: last_start + (len(data) - last_start) // 2])
 
 
-@pytest.mark.parametrize(
-    "strategy", ["random", "anneal", "genetic", "diff_evo", "pattern", "local", "bandit"]
-)
 def test_resume_after_a_torn_write_equals_an_uninterrupted_run(
-    tmp_path: Path, toy_space: Space, toy_objective: Objective, strategy: str
+    tmp_path: Path, toy_space: Space, toy_objective: Objective
 ) -> None:
+    # every strategy's resume is checked by the conformance suite; this is about the torn line
+    strategy = "bandit"
     reference = Tuner(toy_space, strategy, abort=30, seed=11).run(toy_objective)
 
     journal = tmp_path / "run.jsonl"

@@ -1,4 +1,4 @@
-"""Every classic strategy: finds the optimum with the space's size as budget, is seeded, checks options."""
+"""Strategies beyond the conformance suite (test_conformance.py): search quality, options, the registry."""
 
 from __future__ import annotations
 
@@ -17,47 +17,11 @@ from pytest_autotune.strategies import (
     parse_strategy_spec,
     register_strategy,
 )
-from pytest_autotune.strategies.base import SpaceExhausted
 from pytest_autotune.strategies.random_search import RandomSearch
 from pytest_autotune.tuning.tuner import Tuner
 
 Objective = Callable[[dict[str, Any]], Outcome]
 CLASSIC = ["random", "exhaustive", "anneal", "genetic", "diff_evo", "pattern", "local", "bandit"]
-
-
-@pytest.mark.parametrize("name", CLASSIC)
-def test_reaches_the_optimum_with_the_space_size_as_budget(
-    name: str, toy_space: Space, toy_objective: Objective, toy_optimum: tuple[dict[str, Any], float]
-) -> None:
-    result = Tuner(toy_space, name, abort=toy_space.size, seed=7).run(toy_objective)
-    assert result.evaluations == toy_space.size
-    assert len({tuple(r.config.values()) for r in result.history}) == toy_space.size
-    assert (result.best_config, result.best_value) == toy_optimum
-
-
-@pytest.mark.parametrize("name", CLASSIC)
-def test_strategy_never_needs_the_fallback_on_its_own(name: str, toy_space: Space) -> None:
-    """Driven directly, a strategy proposes only unseen configurations until the space is exhausted."""
-    strategy = get_strategy(name)(toy_space, rng=np.random.default_rng(3))
-    keys = []
-    for _ in range(toy_space.size):
-        point = strategy.ask()
-        keys.append(point.keys()[0])
-        strategy.tell(point, Outcome.ok(float(toy_space.index_of(point)[0] % 17)))
-    assert len(set(keys)) == toy_space.size
-    with pytest.raises(SpaceExhausted):
-        strategy.ask()
-
-
-@pytest.mark.parametrize("name", CLASSIC)
-def test_seeded_runs_are_reproducible(name: str, toy_space: Space, toy_objective: Objective) -> None:
-    def run(seed: int) -> list[dict[str, Any]]:
-        return [r.config for r in Tuner(toy_space, name, abort=25, seed=seed).run(toy_objective).history]
-
-    first = run(1)
-    assert run(1) == first
-    if name != "exhaustive":
-        assert run(2) != first
 
 
 @pytest.mark.parametrize("name", ["anneal", "genetic", "diff_evo", "pattern", "local", "bandit"])

@@ -1,7 +1,8 @@
 """Brute-force search space: enumerate the product, keep the valid configurations.
 
-This is the test oracle for the chain of trees (and a stand-in for tiny
-spaces): every operation is written the obvious way, with scalar constraint
+This is the test oracle for the chain of trees, public as
+:class:`pytest_autotune.testing.BruteForceSpace` and never used by the library
+itself: every operation is written the obvious way, with scalar constraint
 calls, so its answers can be trusted. It refuses products larger than
 ``max_product`` configurations.
 """
@@ -22,7 +23,7 @@ from pytest_autotune.space.errors import EmptySpaceError, SpaceError
 from pytest_autotune.space.features import feature_layout
 from pytest_autotune.space.params import Param, Permutation, Real, to_python
 
-__all__ = ["BruteForceSpace", "encode_value", "feature_layout"]
+__all__ = ["BruteForceSpace", "encode_value"]
 
 REAL_STEP = 0.1
 GOLDEN = 0.6180339887498949

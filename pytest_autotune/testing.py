@@ -1,0 +1,165 @@
+"""Test helpers for pytest-autotune and for projects that extend it (public API).
+
+Three kinds of helpers, the ones pytest-autotune's own tests use:
+
+* **Fake timers** (:class:`FakeTimer`, :class:`ConstantTimer`, the cost :func:`bowl`): overrides of
+  the ``autotune_timer`` fixture that report a time computed from the configuration instead of
+  measuring one, so that tuning runs, regression checks and reports can be tested
+  deterministically, without a device::
+
+      # conftest.py
+      import pytest
+      from pytest_autotune.testing import FakeTimer, bowl
+
+      @pytest.fixture
+      def autotune_timer():
+          return FakeTimer(bowl)  # best configuration: every integer parameter 3
+
+  To model a disturbed machine, subclass :class:`FakeTimer` and override :meth:`FakeTimer.seconds`
+  (it sees :attr:`FakeTimer.calls`, the number of timed calls so far).
+* **BruteForceSpace**: the reference implementation of :class:`~pytest_autotune.space.base.Space`
+  that enumerates the product and answers every operation the obvious way. Tests compare the real
+  (chain of trees) space against it; it is kept out of the library proper, which never uses it.
+* **StrategyConformance**: the contract every search strategy must meet (ask/tell on ``Points``,
+  seeding, exhaustion, failures, journal resume, options), as a pytest test class that a strategy
+  (built-in or a user's) runs against itself::
+
+      from pytest_autotune.testing import StrategyConformance
+
+      class TestMyStrategy(StrategyConformance):
+          strategy = "mypackage.strategies:MyStrategy"  # or the class, or a registered name
+          options = {"population": 8}
+
+  See :class:`~pytest_autotune._testing_conformance.StrategyConformance` for the checks, the
+  class attributes that size them, and how to opt out of one. Its main space, :func:`toy_space`
+  with :func:`toy_objective` (constraints, failing configurations, a known optimum), suits tests
+  of a tuning loop as well.
+
+Importing this module is light (the standard library only), so a conftest can import the timers
+without loading numpy into a plain ``pytest`` run; the space oracle and the suite load on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+__all__ = [
+    "BruteForceSpace",
+    "ConstantTimer",
+    "FakeTimer",
+    "StrategyConformance",
+    "StrategyUnderTest",
+    "bowl",
+    "toy_objective",
+    "toy_space",
+]
+
+#: A cost model: seconds for a configuration (a dict by parameter name).
+Cost = Callable[[Mapping[str, Any]], float]
+
+
+def bowl(config: Mapping[str, Any], *, centre: int = 3, unit: float = 1e-4) -> float:
+    """``unit x (1 + sum((v - centre)**2))`` over the configuration's integer values, in seconds.
+
+    A smooth cost whose optimum sets every integer parameter to ``centre`` (booleans, strings and
+    floats are ignored); with the defaults the optimum takes 100 us.
+    """
+    return unit * (1 + sum((value - centre) ** 2 for value in config.values() if type(value) is int))
+
+
+class FakeTimer:
+    """An ``autotune_timer`` that runs the function and reports ``cost(config)`` seconds.
+
+    ``cost`` receives the configuration under test (``autotune.config``). ``slowdown`` maps a part of
+    a test's node id to a factor: the time of every test whose node id contains it is multiplied by
+    it (an injected slowdown, without touching the test's code). It may also be given as a string
+    ``"part=factor,part=factor"``, e.g. read from an environment variable that a test sets before
+    running pytest in a subprocess. :attr:`calls` counts the timed calls; :meth:`seconds` is the
+    hook to override for time that changes from call to call.
+    """
+
+    def __init__(self, cost: Cost, *, slowdown: Mapping[str, float] | str | None = None) -> None:
+        self.cost = cost
+        self.slowdown = _parse_slowdown(slowdown) if isinstance(slowdown, str) else dict(slowdown or {})
+        #: Timed calls so far (including the current one, inside :meth:`seconds`).
+        self.calls = 0
+
+    def __call__(self, fn: Callable[[], Any], autotune: Any) -> tuple[Any, float]:
+        result = fn()
+        self.calls += 1
+        return result, self.seconds(autotune)
+
+    def factor(self, nodeid: str) -> float:
+        """The product of the ``slowdown`` factors whose key is part of ``nodeid`` (1 if none)."""
+        product = 1.0
+        for part, factor in self.slowdown.items():
+            if part in nodeid:
+                product *= factor
+        return product
+
+    def seconds(self, autotune: Any) -> float:
+        """The time of the current call: ``cost(autotune.config)`` times the node's slowdown factor."""
+        return float(self.cost(autotune.config)) * self.factor(str(autotune.nodeid))
+
+
+class ConstantTimer(FakeTimer):
+    """A :class:`FakeTimer` whose every configuration takes ``seconds`` (default 100 us)."""
+
+    def __init__(self, seconds: float = 1e-4, *, slowdown: Mapping[str, float] | str | None = None) -> None:
+        self.constant = float(seconds)
+        super().__init__(self._constant, slowdown=slowdown)
+
+    def _constant(self, config: Mapping[str, Any]) -> float:
+        return self.constant
+
+
+def _parse_slowdown(text: str) -> dict[str, float]:
+    """``"part=factor,part=factor"`` as a dict (an empty string: no slowdown)."""
+    slowdown: dict[str, float] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        part, _, factor = item.partition("=")
+        try:
+            value = float(factor)
+        except ValueError:
+            value = 0.0
+        if not value > 0 or value == float("inf"):
+            raise ValueError(
+                f"slowdown {text!r}: expected 'part=factor' with a positive factor, got {item!r}"
+            )
+        slowdown[part] = value
+    return slowdown
+
+
+# -- lazily loaded names: they need numpy and the space package ----------------------------------------
+_LAZY: dict[str, str] = {
+    "BruteForceSpace": "pytest_autotune._testing_bruteforce",
+    "StrategyConformance": "pytest_autotune._testing_conformance",
+    "StrategyUnderTest": "pytest_autotune._testing_conformance",
+    "toy_space": "pytest_autotune._testing_conformance",
+    "toy_objective": "pytest_autotune._testing_conformance",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_autotune.testing' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from pytest_autotune._testing_bruteforce import BruteForceSpace
+    from pytest_autotune._testing_conformance import (
+        StrategyConformance,
+        StrategyUnderTest,
+        toy_objective,
+        toy_space,
+    )
