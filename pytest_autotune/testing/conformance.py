@@ -22,12 +22,12 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-from pytest_autotune.tuning.abort import Evaluations
 from pytest_autotune.outcome import FAILURE_LABELS, Outcome
 from pytest_autotune.space import Bool, Categorical, Interval, Permutation, Pow2, Space, build_space
 from pytest_autotune.space.base import Points
 from pytest_autotune.strategies import get_strategy
 from pytest_autotune.strategies.base import SpaceExhausted, Strategy
+from pytest_autotune.tuning.abort import Evaluations
 from pytest_autotune.tuning.tuner import MAX_KNOWN_PROPOSALS, Tuner, TuningResult
 
 __all__ = ["StrategyConformance", "StrategyUnderTest", "toy_objective", "toy_space"]

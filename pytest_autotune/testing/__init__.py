@@ -30,7 +30,7 @@ Three kinds of helpers, the ones pytest-autotune's own tests use:
           strategy = "mypackage.strategies:MyStrategy"  # or the class, or a registered name
           options = {"population": 8}
 
-  See :class:`~pytest_autotune._testing_conformance.StrategyConformance` for the checks, the
+  See :class:`~pytest_autotune.testing.conformance.StrategyConformance` for the checks, the
   class attributes that size them, and how to opt out of one. Its main space, :func:`toy_space`
   with :func:`toy_objective` (constraints, failing configurations, a known optimum), suits tests
   of a tuning loop as well.
@@ -134,11 +134,11 @@ def _parse_slowdown(text: str) -> dict[str, float]:
 
 # -- lazily loaded names: they need numpy and the space package ----------------------------------------
 _LAZY: dict[str, str] = {
-    "BruteForceSpace": "pytest_autotune._testing_bruteforce",
-    "StrategyConformance": "pytest_autotune._testing_conformance",
-    "StrategyUnderTest": "pytest_autotune._testing_conformance",
-    "toy_space": "pytest_autotune._testing_conformance",
-    "toy_objective": "pytest_autotune._testing_conformance",
+    "BruteForceSpace": "pytest_autotune.testing.bruteforce",
+    "StrategyConformance": "pytest_autotune.testing.conformance",
+    "StrategyUnderTest": "pytest_autotune.testing.conformance",
+    "toy_space": "pytest_autotune.testing.conformance",
+    "toy_objective": "pytest_autotune.testing.conformance",
 }
 
 
@@ -156,8 +156,8 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from pytest_autotune._testing_bruteforce import BruteForceSpace
-    from pytest_autotune._testing_conformance import (
+    from pytest_autotune.testing.bruteforce import BruteForceSpace
+    from pytest_autotune.testing.conformance import (
         StrategyConformance,
         StrategyUnderTest,
         toy_objective,
