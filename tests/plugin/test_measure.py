@@ -8,6 +8,7 @@ import time
 import pytest
 
 from pytest_autotune.check_mode import judge
+from pytest_autotune.entry import Baseline
 from pytest_autotune.measure import DefaultTimer, Stats, opencl_events, round_significant
 from pytest_autotune.policy import merge_policy
 
@@ -67,8 +68,8 @@ def test_opencl_events_never_imports_pyopencl(monkeypatch: pytest.MonkeyPatch) -
     assert "pyopencl" not in sys.modules
 
 
-def _baseline(median: float, iqr: float = 0.0) -> dict[str, float]:
-    return {"median": median, "iqr": iqr}
+def _baseline(median: float, iqr: float = 0.0) -> Baseline:
+    return Baseline(median, iqr=iqr)
 
 
 def test_regression_rule() -> None:
@@ -100,7 +101,7 @@ def test_upward_spikes_do_not_widen_the_noise_band() -> None:
     """Preemption makes a few samples much slower: the band ignores them, a real slowdown still fails."""
     policy = merge_policy([])
     clean = [100e-6, 101e-6, 99e-6, 100e-6, 102e-6, 100e-6, 99e-6, 101e-6, 100e-6, 100e-6]
-    baseline = Stats.of(clean).baseline("s")
+    baseline = Baseline.measured(Stats.of(clean), "s")
     slowed = [120e-6, 121e-6, 119e-6, 120e-6, 122e-6, 120e-6, 119e-6]
     spiked = Stats.of([*slowed, 4000e-6, 4100e-6, 3900e-6])  # 3 of 10 samples preempted
     assert spiked.iqr > 1000e-6  # the plain IQR is dominated by the spikes
