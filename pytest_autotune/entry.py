@@ -91,13 +91,14 @@ class _Reader:
     def string(self, key: str, *, empty: bool = False) -> str:
         value = self.data[key]
         if not isinstance(value, str) or (not empty and not value):
-            raise self.error(key, f"must be a non-empty string, got {_show(value)}")
+            expected = "a string" if empty else "a non-empty string"
+            raise self.error(key, f"must be {expected}, got {_show(value)}")
         return value
 
 
 def _show(value: Any) -> str:
     kind = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
-    text = repr(value) if not isinstance(value, dict | list) else ""
+    text = repr(value) if not isinstance(value, dict | list) and value is not None else ""
     label = kind.get(type(value), "")
     if len(text) > 60:
         text = text[:57] + "..."
@@ -105,17 +106,13 @@ def _show(value: Any) -> str:
 
 
 def _config_value(reader: _Reader, name: str, value: Any) -> Any:
-    scalar = str | int | float | bool | None
-    if isinstance(value, list):
-        for item in value:
-            if not isinstance(item, scalar):
-                raise reader.error(name, f"must be a scalar or a list of scalars, got {_show(value)}")
-        return tuple(value)
-    if not isinstance(value, scalar):
-        raise reader.error(name, f"must be a scalar or a list of scalars, got {_show(value)}")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise reader.error(name, f"must be a finite number, got {_show(value)}")
-    return value
+    items = value if isinstance(value, list) else [value]
+    for item in items:
+        if not isinstance(item, str | int | float | bool | None):
+            raise reader.error(name, f"must be a scalar or a list of scalars, got {_show(value)}")
+        if isinstance(item, float) and not math.isfinite(item):
+            raise reader.error(name, f"must hold finite numbers, got {_show(value)}")
+    return tuple(value) if isinstance(value, list) else value
 
 
 @dataclass(frozen=True)
