@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_autotune.entry import StoreEntry
 from pytest_autotune.store import Store, StoreError
 
 DRILL_CONFTEST = """
@@ -160,22 +161,24 @@ def journal_trials(project: Path, *, done: bool) -> list[tuple[dict[str, Any], s
     return [(d["config"], d["label"], d["value"]) for d in map(json.loads, lines)]
 
 
-def store_entries(project: Path) -> dict[str, dict[str, Any]]:
-    """Entries of the project's store by node id (one device), validated by the store's own reader."""
+def store_entries(project: Path) -> dict[str, StoreEntry]:
+    """Valid entries of the project's store by node id (one device), read by the store's own reader."""
     store = Store.load(project / "autotune.json")
-    entries: dict[str, dict[str, Any]] = {}
+    entries: dict[str, StoreEntry] = {}
     for device in store.devices():
-        entries.update(store.tests(device))
+        entries.update(store.entries(device))
     return entries
 
 
-def essentials(entry: dict[str, Any]) -> dict[str, Any]:
+def essentials(entry: StoreEntry) -> dict[str, Any]:
     """What must be equal between runs: the winner, its baseline, and the trial counts."""
+    assert entry.baseline is not None
+    assert entry.tuning is not None
     return {
-        "config": entry["config"],
-        "median": entry["baseline"]["median"],
-        "trials": entry["tuning"]["trials"],
-        "counts": entry["tuning"]["counts"],
+        "config": dict(entry.config),
+        "median": entry.baseline.median,
+        "trials": entry.tuning.trials,
+        "counts": dict(entry.tuning.counts),
     }
 
 
@@ -729,8 +732,10 @@ def concurrent_store_drill(path: Path, *, tests: int, sessions: int, workers: in
     complete = sum(
         1
         for entry in entries.values()
-        if {"config", "space_hash", "baseline", "tuning", "commit_info"} <= set(entry)
-        and entry["baseline"].get("rounds", 0) > 0
+        if entry.baseline is not None
+        and entry.tuning is not None
+        and entry.commit_info is not None
+        and (entry.baseline.rounds or 0) > 0
     )
     return ConcurrencyResult(
         sessions, workers, tests, len(entries), complete, seen["versions"], seen["torn"], codes, seconds

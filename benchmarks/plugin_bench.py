@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from pytest_autotune.store import Store
+
 HEAVY = ("torch", "gpytorch", "sklearn")
 WATCHED = (*HEAVY, "pyopencl", "scipy", "numpy", "rich")
 
@@ -185,10 +187,11 @@ def main() -> None:
         (one / "conftest.py").write_text(CONFTEST)
         (one / "test_one.py").write_text(TUNABLE.format(tests=1, trials=args.trials))
         _pytest(one, "--autotune", f"--autotune-cache={one / 'autotune.json'}")
-        store = json.loads((one / "autotune.json").read_text())
-        entry = next(iter(next(iter(store["devices"].values()))["tests"].values()))
+        store = Store.load(one / "autotune.json")
+        (tuning,) = (e.tuning for d in store.devices() for e in store.entries(d).values())
+        assert tuning is not None
         # the tuning duration also covers the finalists' 3 rounds and the final call (about 16 body calls)
-        plugin_per_trial = entry["tuning"]["duration"] / (entry["tuning"]["trials"] + 16)
+        plugin_per_trial = tuning.duration / (tuning.trials + 16)
 
         library_per_trial = min(library_seconds_per_trial(args.trials, None) for _ in range(3))
         journaled_per_trial = min(library_seconds_per_trial(args.trials, one / "j.jsonl") for _ in range(3))

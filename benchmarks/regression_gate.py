@@ -38,6 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_autotune.entry import StoreEntry
+from pytest_autotune.store import Store
+
 GATE = Path(__file__).resolve().parent / "gate"
 BASE_WORK = 400
 PLUGINS_OFF = ("-p", "no:randomly", "-p", "no:hypothesispytest", "-p", "no:xdist", "-p", "no:benchmark")
@@ -117,6 +120,14 @@ class Run:
         )
 
 
+def only_entry(project: Path) -> StoreEntry:
+    """The one entry of the gate project's store (read and validated by the store)."""
+    store = Store.load(project / "autotune.json")
+    (device,) = store.devices()
+    (entry,) = store.entries(device).values()
+    return entry
+
+
 def one_run(project: Path, env: dict[str, str], level: float, block: int) -> Run:
     """Run the checked test once and read the plugin's verdict from its JSON export."""
     out = project / "run.json"
@@ -129,10 +140,9 @@ def one_run(project: Path, env: dict[str, str], level: float, block: int) -> Run
     if done.returncode not in (0, 1) or (done.returncode == 1 and state != "regression"):
         state = "error"
         print(done.stdout[-2000:], file=sys.stderr)
-    store = json.loads((project / "autotune.json").read_text())
-    (device,) = store["devices"].values()
-    baseline = next(iter(device["tests"].values()))["baseline"]
-    return Run(level, block, state, done.returncode, median, q1, baseline["median"], baseline["q1"])
+    baseline = only_entry(project).baseline
+    assert baseline is not None
+    return Run(level, block, state, done.returncode, median, q1, baseline.median, baseline.q1)
 
 
 def schedule(
@@ -195,9 +205,9 @@ def main() -> None:
         tuned = pytest(project, environment(args.pocl_threads, BASE_WORK), "--autotune")
         if tuned.returncode != 0:
             raise SystemExit(f"tuning failed:\n{tuned.stdout}\n{tuned.stderr}")
-        store = json.loads((project / "autotune.json").read_text())
-        (device_key, device) = next(iter(store["devices"].items()))
-        config = next(iter(device["tests"].values()))["config"]
+        store = Store.load(project / "autotune.json")
+        device_key = store.devices()[0]
+        config = dict(only_entry(project).config)
         works = calibrate(project, args.pocl_threads, levels)
         runs: list[Run] = []
         plan = schedule(args.unchanged, args.per_level, levels, args.blocks, rng)

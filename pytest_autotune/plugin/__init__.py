@@ -170,10 +170,13 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     from pytest_autotune.plugin.planning import PlanError, plan_item
 
     session = _session(item.config)
+    failure: str | None = None
     try:
         plan = plan_item(session, item)
     except PlanError as exc:
-        pytest.fail(str(exc), pytrace=False)
+        failure = str(exc)
+    if failure is not None:
+        pytest.fail(failure, pytrace=False)  # outside the except: the message is shown once
     if plan is not None:
         item.stash[PLAN] = plan.for_trial_worker() if session.trial_worker is not None else plan
 

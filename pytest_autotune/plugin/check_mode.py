@@ -29,14 +29,13 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from pytest_autotune.entry import Baseline, StoreEntry
 from pytest_autotune.fixture import MEASURE_REPEAT, Autotune
 from pytest_autotune.plugin.runner import run_final
 from pytest_autotune.policy import Policy, format_seconds
-from pytest_autotune.store import config_from_json
 from pytest_autotune.timing.measure import Stats, least_disturbed, pause_before_remeasuring, robust_spread
 from pytest_autotune.warning_types import AutotuneNoMeasurementWarning, AutotuneRegressionWarning
 
@@ -92,9 +91,9 @@ class Verdict:
         return (self.current - self.baseline) / self.baseline if self.baseline else 0.0
 
 
-def judge(current: Stats, baseline: Mapping[str, Any], policy: Policy) -> Verdict:
+def judge(current: Stats, baseline: Baseline, policy: Policy) -> Verdict:
     """Apply the regression rule of the module docstring."""
-    reference = float(baseline["median"])
+    reference = baseline.median
     noise_band = policy.noise_k * max(
         baseline_spread(baseline, policy.maximize), current.spread(policy.maximize)
     )
@@ -111,14 +110,11 @@ def judge(current: Stats, baseline: Mapping[str, Any], policy: Policy) -> Verdic
     return Verdict("passed", current.median, reference, worse_limit, noise_band, settled=settled)
 
 
-def baseline_spread(baseline: Mapping[str, Any], maximize: bool) -> float:
+def baseline_spread(baseline: Baseline, maximize: bool) -> float:
     """The spread of a stored baseline (its quartiles; the plain IQR for entries without them)."""
-    try:
-        return robust_spread(
-            float(baseline["median"]), float(baseline["q1"]), float(baseline["q3"]), maximize
-        )
-    except (KeyError, TypeError, ValueError):
-        return float(baseline.get("iqr", 0.0) or 0.0)
+    if baseline.q1 is not None and baseline.q3 is not None:
+        return robust_spread(baseline.median, baseline.q1, baseline.q3, maximize)
+    return baseline.iqr or 0.0
 
 
 @dataclass(frozen=True)
@@ -132,23 +128,23 @@ class Committed:
 
     state: Literal["committed", "missing", "stale"]
     config: dict[str, Any]
-    entry: Mapping[str, Any] | None
+    entry: StoreEntry | None
     reason: str = ""
 
 
-def select_config(space: Space, entry: Mapping[str, Any] | None, policy: Policy) -> Committed:
+def select_config(space: Space, entry: StoreEntry | None, policy: Policy) -> Committed:
     """Decide which configuration to run from the store ``entry`` (None when absent)."""
     if entry is None:
         return Committed("missing", space.default_config(), None, "no tuned configuration for this device")
-    config = config_from_json(entry["config"])
+    config = dict(entry.config)
     valid = set(config) == set(space.names) and bool(space.contains([config])[0])
-    if entry["space_hash"] != space.space_hash:
+    if entry.space_hash != space.space_hash:
         reason = "the search space changed since it was tuned"
         return Committed("stale", config if valid else space.default_config(), entry, reason)
     if not valid:
         reason = "the committed configuration is not valid in the declared space"
         return Committed("stale", space.default_config(), entry, reason)
-    unit = (entry.get("baseline") or {}).get("unit", policy.unit)
+    unit = (entry.baseline.unit if entry.baseline else None) or policy.unit
     if unit != policy.unit:
         reason = f"the objective changed (baseline in {unit!r}, objective now {policy.unit!r})"
         return Committed("stale", config, entry, reason)
@@ -253,8 +249,8 @@ def check(
     if update_baseline:
         new_baseline = fresh_baseline(item, autotune, config, stats, policy.maximize)
         return CheckReport("baseline-updated", config, stats, new_baseline=new_baseline)
-    baseline = (committed.entry or {}).get("baseline")
-    if not isinstance(baseline, Mapping) or not isinstance(baseline.get("median"), (int, float)):
+    baseline = committed.entry.baseline if committed.entry else None
+    if baseline is None:
         return CheckReport("unchecked", config, stats, message="the entry has no baseline")
     if policy.check == "off":
         return CheckReport("unchecked", config, stats, message="--autotune-check=off")

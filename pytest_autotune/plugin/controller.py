@@ -5,18 +5,24 @@ reports and send what they collected through ``workeroutput``). Each passed tune
 written to ``autotune.json`` as soon as its report arrives (a locked, atomic update), so a run that
 is interrupted or killed keeps every test finished before; at the end of the session
 :meth:`Controller.finish` removes unused entries when ``--autotune-prune`` asks for it. After a
-failed write (read-only file, unwritable location) nothing more is attempted and the session fails.
+failed write (read-only file, unwritable location) the store is not tried again: that result and
+every later one go to a recovery file (:mod:`pytest_autotune.recovery`) that the summary names with
+the command that merges it, and the session fails.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import tempfile
+from dataclasses import dataclass, field, replace
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_autotune.entry import StoreEntry
 from pytest_autotune.plugin.devices import host_key
 from pytest_autotune.plugin.results import AutotuneResult, from_user_properties
 from pytest_autotune.plugin.session import CollectionInfo, nodeid_file
+from pytest_autotune.recovery import merge_command, write_recovery
 from pytest_autotune.store import StoreError, apply_changes, commit_info
 
 if TYPE_CHECKING:
@@ -36,6 +42,21 @@ class StoreOutcome:
     changed: bool = False
     error: str | None = None
     prune_refused: str | None = None
+    recovery: Path | None = None
+    recovered: int = 0
+    recovery_error: str | None = None
+
+    def recovery_lines(self, store: Path) -> list[str]:
+        """What the summary says about results that could not be written to ``store``."""
+        if self.recovery is not None:
+            return [
+                f"this run's results ({self.recovered} entr{'y' if self.recovered == 1 else 'ies'}) "
+                f"were saved to {self.recovery}",
+                f"merge them once {store} can be written: {merge_command(self.recovery, store)}",
+            ]
+        if self.recovery_error is not None:
+            return [f"this run's results were lost: {self.recovery_error}"]
+        return []
 
 
 @dataclass(eq=False)
@@ -44,11 +65,12 @@ class Controller:
 
     session: AutotuneSession
     results: list[AutotuneResult] = field(default_factory=list)
-    updates: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    updates: dict[tuple[str, str], StoreEntry] = field(default_factory=dict)
     device_info: dict[str, dict[str, Any]] = field(default_factory=dict)
     collection: CollectionInfo = field(default_factory=CollectionInfo)
     unused: dict[str, list[str]] = field(default_factory=dict)
     outcome: StoreOutcome = field(default_factory=StoreOutcome)
+    unsaved: dict[tuple[str, str], StoreEntry] = field(default_factory=dict)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Hook: take the result carried by a call-phase report (the controller is registered as a plugin)."""
@@ -69,11 +91,14 @@ class Controller:
     def _commit_info(self) -> dict[str, Any]:
         return commit_info(self.session.rootpath)
 
-    def _write(self, updates: dict[tuple[str, str], dict[str, Any]], removals: list[tuple[str, str]]) -> None:
-        """Apply changes to the store now; after a first failure nothing more is attempted."""
-        if self.outcome.error is not None or (not updates and not removals):
+    def _write(self, updates: dict[tuple[str, str], StoreEntry], removals: list[tuple[str, str]]) -> None:
+        """Apply changes to the store now; after a first failure, save results to a recovery file."""
+        if not updates and not removals:
             return
-        stamped = {key: {**entry, "commit_info": self._commit_info} for key, entry in updates.items()}
+        stamped = {key: replace(entry, commit_info=self._commit_info) for key, entry in updates.items()}
+        if self.outcome.error is not None:
+            self._recover(stamped)
+            return
         try:
             changed = apply_changes(
                 self.session.settings.cache_path,
@@ -83,11 +108,32 @@ class Controller:
             )
         except StoreError as exc:
             self.outcome.error = str(exc)
+            self._recover(stamped)
             return
         if changed:
             self.outcome.changed = True
             self.outcome.written += len(updates)
             self.outcome.removed += len(removals)
+
+    def _recover(self, entries: dict[tuple[str, str], StoreEntry]) -> None:
+        """Write every result not saved so far to a new recovery file (then drop the previous one)."""
+        if not entries:
+            return
+        self.unsaved.update(entries)
+        cache = getattr(self.session.config, "cache", None)
+        fallbacks = [Path(cache.mkdir("autotune"))] if cache is not None else []
+        fallbacks.append(Path(tempfile.gettempdir()))
+        previous = self.outcome.recovery
+        try:
+            self.outcome.recovery = write_recovery(
+                self.session.settings.cache_path, self.unsaved, self.device_info, fallbacks
+            )
+        except (StoreError, OSError) as exc:
+            self.outcome.recovery_error = str(exc)
+            return
+        self.outcome.recovered = len(self.unsaved)
+        if previous is not None and previous != self.outcome.recovery:
+            previous.unlink(missing_ok=True)  # the new file holds all of it
 
     def add_collection(self, info: CollectionInfo) -> None:
         """Fold in what a process collected."""

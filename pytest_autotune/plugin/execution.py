@@ -9,8 +9,10 @@ from __future__ import annotations
 import contextlib
 import json
 import warnings
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
+from pytest_autotune.entry import Baseline, StoreEntry, TuningRecord
 from pytest_autotune.plugin.check_mode import CheckReport, check
 from pytest_autotune.plugin.progress import TuningProgress
 from pytest_autotune.plugin.results import PROPERTY, AutotuneResult
@@ -137,12 +139,13 @@ def _tune(
     result.message = (
         "kept the committed configuration (no better one beyond noise)" if report.kept_committed else ""
     )
-    result.entry = {
-        "config": config,
-        "space_hash": plan.spec.space.space_hash,
-        "baseline": report.baseline.baseline(plan.policy.unit),
-        "tuning": report.summary,
-    }
+    where = f"the tuning result of {item.nodeid}"
+    result.entry = StoreEntry(
+        config=config,
+        space_hash=plan.spec.space.space_hash,
+        baseline=Baseline.measured(report.baseline, plan.policy.unit),
+        tuning=TuningRecord.from_json(report.summary, where=where),
+    )
     result.device_info = session.devices.info_for(plan.device)
     return result, None
 
@@ -163,14 +166,13 @@ def _check(
     result.message = report.message
     result.stats = report.stats.to_dict() if report.stats else None
     entry = plan.committed.entry
-    result.baseline = dict(entry["baseline"]) if entry and isinstance(entry.get("baseline"), dict) else None
+    result.baseline = entry.baseline.to_json() if entry and entry.baseline else None
     if report.verdict is not None:
         result.limit, result.noise_band = report.verdict.limit, report.verdict.noise_band
     if report.new_baseline is not None and entry is not None:
-        result.entry = {
-            **{k: v for k, v in entry.items() if k != "commit_info"},
-            "baseline": report.new_baseline.baseline(plan.policy.unit),
-        }
+        result.entry = replace(
+            entry, baseline=Baseline.measured(report.new_baseline, plan.policy.unit), commit_info=None
+        )
         result.device_info = session.devices.info_for(plan.device)
     return result, report.failure
 

@@ -5,6 +5,8 @@
 store, and decides whether to tune it. Every misuse fails the test's setup with a message naming the
 test: ``@constraint`` or ``@pytest.mark.autotune`` without ``@tunable``, a tunable test that does not
 request the ``autotune`` fixture, bad marker keywords, tuning on a device shared by xdist workers.
+So does a damaged store entry (naming its file, device and field) outside tuning; a tuning run
+(``--autotune``, ``--autotune=missing``) tunes the test as if it had no entry and replaces it.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from pytest_autotune.api import TunableSpec, get_spec, pending_constraints
+from pytest_autotune.entry import DamagedEntryError
 from pytest_autotune.plugin.check_mode import Committed, select_config
 from pytest_autotune.policy import Policy, PolicyError, merge_policy, validate_policy
 from pytest_autotune.space.errors import SpaceError
@@ -63,6 +66,13 @@ def _shared_device_refusal(nodeid: str, device: str, workers: int) -> str:
     )
 
 
+def _damaged_entry_message(nodeid: str, error: DamagedEntryError) -> str:
+    return (
+        f"damaged autotune entry: {error}; it is kept as it is until a tuning run replaces it: "
+        f"pytest --autotune '{nodeid}' (or correct the value by hand)"
+    )
+
+
 def plan_item(session: AutotuneSession, item: pytest.Item) -> ItemPlan | None:
     """The plan of ``item``, or None when it is not a tunable test; raises :class:`PlanError`."""
     obj = getattr(item, "obj", None)
@@ -88,12 +98,20 @@ def plan_item(session: AutotuneSession, item: pytest.Item) -> ItemPlan | None:
         device = session.devices.key_for(fixturenames)
     except Exception as exc:  # device lookup: not found, no driver, pyopencl missing, ...
         raise PlanError(f"{item.nodeid}: cannot select the device: {type(exc).__name__}: {exc}") from exc
-    entry = session.store.entry(device, item.nodeid)
+    mode = session.settings.mode
+    try:
+        entry = session.store.entry(device, item.nodeid)
+        damaged = None
+    except DamagedEntryError as exc:
+        if mode not in ("all", "missing"):
+            raise PlanError(_damaged_entry_message(item.nodeid, exc)) from None
+        entry, damaged = None, exc  # tuning replaces the damaged entry
     try:
         committed = select_config(spec.space, entry, policy)
     except SpaceError as exc:
         raise PlanError(f"{item.nodeid}: no configuration to run: {exc}") from exc
-    mode = session.settings.mode
+    if damaged is not None:
+        committed = replace(committed, state="stale", reason=f"the entry is damaged: {damaged}")
     tune = mode == "all" or (mode == "missing" and committed.state != "committed")
     shared_by = 1 if session.settings.allow_shared_device else session.devices.shared_by(device)
     if tune and shared_by > 1:

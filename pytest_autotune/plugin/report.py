@@ -49,7 +49,9 @@ def header_lines(session: AutotuneSession, devices: Iterable[str]) -> list[str]:
     settings, store = session.settings, session.store
     shown = sorted(set(devices))
     counts = ", ".join(f"{len(store.tests(d))} for {d}" for d in shown) if shown else ""
-    total = _entries(store.count()) + (f", {counts}" if counts else "")
+    damaged = len(store.damaged())
+    total = _entries(store.count()) + (f" ({damaged} damaged)" if damaged else "")
+    total += f", {counts}" if counts else ""
     if not store.exists:
         total = "not created yet"
     device_text = ", ".join(shown) if shown else "chosen per test"
@@ -172,6 +174,8 @@ def write_summary(tr: pytest.TerminalReporter, controller: Controller) -> None:
         tr.write_line(f"--autotune-prune skipped: {outcome.prune_refused}", yellow=True)
     if outcome.error:
         tr.write_line(f"autotune: could not update the cache: {outcome.error}", red=True, bold=True)
+        for line in outcome.recovery_lines(settings.cache_path):
+            tr.write_line(f"autotune: {line}", red=True, bold=True)
     _regressions_section(tr, results)
 
 

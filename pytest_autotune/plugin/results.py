@@ -11,6 +11,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final, Literal, get_args
 
+from pytest_autotune.entry import StoreEntry
+
 __all__ = ["PROPERTY", "STATES", "AutotuneResult", "from_user_properties"]
 
 #: Name of the user property carrying a result.
@@ -55,7 +57,7 @@ class AutotuneResult:
     limit: float | None = None
     noise_band: float | None = None
     message: str = ""
-    entry: dict[str, Any] | None = None
+    entry: StoreEntry | None = None
     speedup: float | None = None
     tuning: dict[str, Any] | None = None
     device_info: dict[str, Any] | None = None
@@ -63,12 +65,18 @@ class AutotuneResult:
 
     def to_json(self) -> str:
         """Compact JSON text (the user property's value)."""
-        return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"), default=repr)
+        data = asdict(self)
+        data["entry"] = self.entry.to_json() if self.entry is not None else None
+        return json.dumps(data, sort_keys=True, separators=(",", ":"), default=repr)
 
     @classmethod
     def from_json(cls, text: str) -> AutotuneResult:
-        """Inverse of :meth:`to_json`."""
-        return cls(**json.loads(text))
+        """Inverse of :meth:`to_json` (the entry is validated as the store would validate it)."""
+        data = json.loads(text)
+        entry = data.pop("entry", None)
+        if entry is not None:
+            entry = StoreEntry.from_json(entry, where=f"the result of {data.get('nodeid')}")
+        return cls(**data, entry=entry)
 
 
 def from_user_properties(properties: Any) -> AutotuneResult | None:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import contextlib
 import time
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -38,12 +38,12 @@ from pytest_autotune.fixture import MEASURE_REPEAT, TRIAL_REPEAT, Autotune
 from pytest_autotune.plugin.check_mode import fresh_baseline
 from pytest_autotune.plugin.runner import TrialRunner, run_final
 from pytest_autotune.policy import Policy
-from pytest_autotune.store import config_from_json
 from pytest_autotune.timing.measure import Stats, round_significant
 
 if TYPE_CHECKING:
     import pytest
 
+    from pytest_autotune.entry import StoreEntry
     from pytest_autotune.space.base import Space
     from pytest_autotune.tuning.tuner import TuningResult
 
@@ -158,7 +158,7 @@ def _retire_journal(journal: Path) -> None:
 
 
 def _candidates(
-    space: Space, result: TuningResult, k: int, committed: Mapping[str, Any] | None
+    space: Space, result: TuningResult, k: int, committed: StoreEntry | None
 ) -> tuple[list[dict[str, Any]], int | None, int | None]:
     """Finalist configurations, with the positions of the default and the committed ones."""
     from pytest_autotune.space.errors import SpaceError
@@ -176,7 +176,7 @@ def _candidates(
         default: dict[str, Any] | None = space.default_config()
     except SpaceError:
         default = None
-    committed_config = config_from_json(committed["config"]) if committed else None
+    committed_config = dict(committed.config) if committed else None
     return finalists, add(default), add(committed_config)
 
 
@@ -235,7 +235,7 @@ def tune(
     policy: Policy,
     *,
     journal: Path,
-    committed: Mapping[str, Any] | None,
+    committed: StoreEntry | None,
     progress: ProgressCallback,
     trials: TrialRunner,
 ) -> TuneReport:

@@ -8,9 +8,15 @@ import time
 import pytest
 
 from pytest_autotune.backends.opencl.backend import events_in
+from pytest_autotune.entry import Baseline
 from pytest_autotune.plugin.check_mode import judge
 from pytest_autotune.policy import merge_policy
-from pytest_autotune.timing.measure import DefaultTimer, Stats, device_seconds, round_significant
+from pytest_autotune.timing.measure import (
+    DefaultTimer,
+    Stats,
+    device_seconds,
+    round_significant,
+)
 
 
 def test_stats_of_known_sample() -> None:
@@ -69,8 +75,8 @@ def test_opencl_events_never_imports_pyopencl(monkeypatch: pytest.MonkeyPatch) -
     assert "pyopencl" not in sys.modules
 
 
-def _baseline(median: float, iqr: float = 0.0) -> dict[str, float]:
-    return {"median": median, "iqr": iqr}
+def _baseline(median: float, iqr: float = 0.0) -> Baseline:
+    return Baseline(median, iqr=iqr)
 
 
 def test_regression_rule() -> None:
@@ -102,7 +108,7 @@ def test_upward_spikes_do_not_widen_the_noise_band() -> None:
     """Preemption makes a few samples much slower: the band ignores them, a real slowdown still fails."""
     policy = merge_policy([])
     clean = [100e-6, 101e-6, 99e-6, 100e-6, 102e-6, 100e-6, 99e-6, 101e-6, 100e-6, 100e-6]
-    baseline = Stats.of(clean).baseline("s")
+    baseline = Baseline.measured(Stats.of(clean), "s")
     slowed = [120e-6, 121e-6, 119e-6, 120e-6, 122e-6, 120e-6, 119e-6]
     spiked = Stats.of([*slowed, 4000e-6, 4100e-6, 3900e-6])  # 3 of 10 samples preempted
     assert spiked.iqr > 1000e-6  # the plain IQR is dominated by the spikes

@@ -10,25 +10,18 @@ from typing import Any
 
 import pytest
 
+from pytest_autotune.entry import Baseline, StoreEntry, TuningRecord
 from pytest_autotune.store import SCHEMA_VERSION, Store, StoreError, apply_changes, config_from_json, dumps
 
 
-def _entry(median: float, config: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {
-        "config": config or {"A": 3, "ORDER": ("i", "j")},
-        "space_hash": "abc",
-        "baseline": {
-            "median": median,
-            "iqr": 0.0,
-            "q1": median,
-            "q3": median,
-            "min": median,
-            "rounds": 10,
-            "unit": "s",
-        },
-        "tuning": {"trials": 5, "counts": {"ok": 5}, "strategy": "random", "seed": 1, "duration": 0.5},
-        "commit_info": {},
-    }
+def _entry(median: float, config: dict[str, Any] | None = None) -> StoreEntry:
+    return StoreEntry(
+        config=config or {"A": 3, "ORDER": ("i", "j")},
+        space_hash="abc",
+        baseline=Baseline(median, iqr=0.0, q1=median, q3=median, min=median, rounds=10, unit="s"),
+        tuning=TuningRecord(trials=5, counts={"ok": 5}, strategy="random", seed=1, duration=0.5),
+        commit_info={},
+    )
 
 
 def test_apply_changes_merges_and_keeps_other_entries_byte_identical(tmp_path: Path) -> None:
@@ -68,8 +61,10 @@ def test_removals_drop_entries_and_empty_devices(tmp_path: Path) -> None:
 def test_permutations_round_trip_as_tuples(tmp_path: Path) -> None:
     path = tmp_path / "autotune.json"
     apply_changes(path, updates={("dev", "t.py::a"): _entry(1e-4)})
-    config = config_from_json(Store.load(path).entry("dev", "t.py::a")["config"])  # type: ignore[index]
-    assert config == {"A": 3, "ORDER": ("i", "j")}
+    entry = Store.load(path).entry("dev", "t.py::a")
+    assert entry is not None
+    assert dict(entry.config) == {"A": 3, "ORDER": ("i", "j")}
+    assert config_from_json({"ORDER": ["i", "j"]}) == {"ORDER": ("i", "j")}
 
 
 @pytest.mark.parametrize(
@@ -79,7 +74,11 @@ def test_permutations_round_trip_as_tuples(tmp_path: Path) -> None:
         ("[1, 2]", "not an autotune cache"),
         ('{"devices": {}}', "no integer 'schema_version'"),
         ('{"schema_version": 99, "devices": {}}', "newer pytest-autotune"),
-        ('{"schema_version": 1, "devices": {"d": {"tests": {"t": {"config": {}}}}}}', "no 'space_hash'"),
+        ('{"schema_version": 1, "devices": []}', "'devices' must be an object"),
+        ('{"schema_version": "1", "devices": {}}', "no integer 'schema_version'"),
+        ('{"schema_version": 1, "devices": {}, "devices": {}}', "the key 'devices' appears twice"),
+        ("\ufeff" + '{"schema_version": 1, "devices": {}}', "byte order mark"),
+        ("", "is empty"),
     ],
 )
 def test_unreadable_files_are_errors_and_never_overwritten(tmp_path: Path, text: str, message: str) -> None:
@@ -116,8 +115,9 @@ def test_pytest_reports_an_unreadable_cache_and_leaves_it_alone(
 WRITER = """
 import sys
 from pathlib import Path
+from pytest_autotune.entry import Baseline, StoreEntry
 from pytest_autotune.store import apply_changes
-entry = {{"config": {{"A": {n}}}, "space_hash": "h", "baseline": {{"median": 1.0}}}}
+entry = StoreEntry(config={{"A": {n}}}, space_hash="h", baseline=Baseline(1.0))
 for round in range(20):
     apply_changes(Path(sys.argv[1]), updates={{("dev", "t.py::w{n}_" + str(round)): entry}})
 """
@@ -128,4 +128,4 @@ def test_concurrent_writers_lose_no_entry(tmp_path: Path) -> None:
     path = tmp_path / "autotune.json"
     writers = [subprocess.Popen([sys.executable, "-c", WRITER.format(n=n), str(path)]) for n in range(4)]
     assert [w.wait(timeout=120) for w in writers] == [0, 0, 0, 0]
-    assert len(Store.load(path).tests("dev")) == 4 * 20
+    assert len(Store.load(path).entries("dev")) == 4 * 20
