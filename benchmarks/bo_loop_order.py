@@ -12,8 +12,8 @@ access pattern (which array is streamed, which one is reused from cache)
 and what the compiler can keep in registers, so on the PoCL CPU device it
 matters by several times.
 
-    python benchmarks/bo_loop_order.py record     # measure every configuration (minutes), write data
-    python benchmarks/bo_loop_order.py check      # load the recorded data through Replay.from_cache
+    python -m benchmarks.bo_loop_order record     # measure every configuration (minutes), write data
+    python -m benchmarks.bo_loop_order check      # load the recorded data through Replay.from_cache
 
 Files written to ``benchmarks/data/``: ``bo_loop_order_pocl.json.gz``, a
 Kernel Tuner cache (keys are the values joined by commas in
@@ -165,7 +165,7 @@ def record(repeat: int, out: Path = CACHE) -> None:
             "seconds": round(time.perf_counter() - started, 1),
             "load_average": list(os.getloadavg()),
             "repeat": repeat,
-            "command": "nice -n 10 python benchmarks/bo_loop_order.py record",
+            "command": "nice -n 10 python -m benchmarks.bo_loop_order record",
         },
     }
     SPACE_JSON.write_text(json.dumps(listing, indent=1) + "\n")
@@ -202,7 +202,9 @@ def permutation_replay() -> tuple[Any, Callable[[Mapping[str, Any]], Any], float
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m benchmarks.bo_loop_order",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("command", choices=["record", "check", "source"])
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per configuration")

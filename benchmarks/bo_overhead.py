@@ -1,8 +1,8 @@
 """Suggestion overhead of the Bayesian engine (issue 4): seconds per ``ask()`` by observations.
 
-    python benchmarks/bo_overhead.py                 # GEMM replay 25/50/100/200, DEEP at 100
-    python benchmarks/bo_overhead.py --quick         # smoke run (seconds)
-    python benchmarks/bo_overhead.py --threads 1 2   # compare torch thread counts
+    python -m benchmarks.bo_overhead                 # GEMM replay 25/50/100/200, DEEP at 100
+    python -m benchmarks.bo_overhead --quick         # smoke run (seconds)
+    python -m benchmarks.bo_overhead --threads 1 2   # compare torch thread counts
 
 For each seed, the ``bo`` strategy tunes the space through the real
 ``Tuner`` loop; the suggestion time the tuner records for trials
@@ -30,14 +30,10 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_common import DATASETS, replay
-from space_cases import CASES, build_ours
-
+from benchmarks.bench_common import DATASETS, format_table, replay
+from benchmarks.space_cases import CASES, build_ours
 from pytest_autotune.outcome import Outcome
 from pytest_autotune.space import Space
 from pytest_autotune.tuning.abort import Evaluations
@@ -86,7 +82,9 @@ def suggestion_times(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m benchmarks.bo_overhead",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--window", type=int, default=5, help="suggestions measured per checkpoint and seed")
@@ -101,11 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()
     print(f"bo suggestion overhead: {args.seeds} seeds x {args.window} suggestions per checkpoint")
     print(f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
-    header = (
-        f"{'space':6s} {'threads':>7s} {'observations':>12s} {'median s':>9s} {'max s':>8s} {'target':>8s}"
-    )
-    print(header)
-    print("-" * len(header))
+    rows: list[list[str]] = []
     targets = {("gemm", 100): 0.1, ("deep", 100): 1.0}
     failed = False
     started = time.perf_counter()
@@ -121,7 +115,10 @@ def main(argv: list[str] | None = None) -> int:
                     "" if math.isnan(target) else f"<= {target:g}" + (" ok" if median <= target else " MISS")
                 )
                 failed |= not math.isnan(target) and median > target
-                print(f"{name:6s} {threads:7d} {n:12d} {median:9.3f} {worst:8.3f} {verdict:>8s}", flush=True)
+                rows.append([name, str(threads), str(n), f"{median:.3f}", f"{worst:.3f}", verdict])
+            print(f"  done {name} with {threads} thread(s)", file=sys.stderr, flush=True)
+    header = ["space", "threads", "observations", "median s", "max s", "target"]
+    print(format_table(header, rows, align="lrrrrr"))
     load = os.getloadavg()
     print(
         f"load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "

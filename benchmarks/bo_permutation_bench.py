@@ -1,7 +1,7 @@
 """Permutation ablation (issue 4): the recorded loop-order kernel replayed with each distance.
 
-    python benchmarks/bo_permutation_bench.py                 # 20 seeds, budgets 10/20/50/100
-    python benchmarks/bo_permutation_bench.py --quick         # 2 seeds, budgets 10/20
+    python -m benchmarks.bo_permutation_bench                 # 20 seeds, budgets 10/20/50/100
+    python -m benchmarks.bo_permutation_bench --quick         # 2 seeds, budgets 10/20
 
 The space is the OpenCL tiled matrix product recorded on the PoCL CPU device
 by ``bo_loop_order.py`` (``order``: a permutation of 4 loops, and three tile
@@ -19,12 +19,9 @@ import os
 import statistics
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bo_loop_order import permutation_replay
-
+from benchmarks.bench_common import format_table
+from benchmarks.bo_loop_order import permutation_replay
 from pytest_autotune.strategies import parse_strategy_spec
 from pytest_autotune.tuning.abort import Evaluations
 from pytest_autotune.tuning.tuner import Tuner
@@ -58,7 +55,9 @@ def fractions(spec: str, seeds: int, budgets: list[int]) -> dict[int, list[float
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m benchmarks.bo_permutation_bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--strategies", nargs="+", default=DEFAULT_SPECS)
     parser.add_argument("--seeds", type=int, default=20)
@@ -73,17 +72,15 @@ def main(argv: list[str] | None = None) -> int:
         f"loop-order kernel (PoCL CPU): {space.size} configurations, optimum {optimum:.3f} ms, "
         f"{args.seeds} seeds; load average {os.getloadavg()[0]:.2f}"
     )
-    header = f"{'strategy':38s}" + "".join(f"{'@' + str(b):>16s}" for b in args.budgets)
-    print(header)
-    print("-" * len(header))
     started = time.perf_counter()
+    rows = []
     for spec in args.strategies:
         result = fractions(spec, args.seeds, args.budgets)
-        cells = "".join(
-            f"{statistics.mean(v):>9.3f} ±{statistics.pstdev(v):5.3f}"
-            for v in (result[b] for b in args.budgets)
-        )
-        print(f"{spec:38s}{cells}", flush=True)
+        values = [result[b] for b in args.budgets]
+        rows.append([spec, *(f"{statistics.mean(v):.3f} ±{statistics.pstdev(v):.3f}" for v in values)])
+        print(f"  done {spec}, {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+    header = ["strategy", *(f"@{b}" for b in args.budgets)]
+    print(format_table(header, rows, align="l" + "r" * len(args.budgets)))
     print(
         f"fraction of optimum: mean ± std over seeds; {time.perf_counter() - started:.0f} s; "
         f"load average {os.getloadavg()[0]:.2f}"

@@ -1,7 +1,7 @@
 """Issue 4's quality checks, read from the strategy benchmark's JSON.
 
-    python benchmarks/strategy_bench.py --strategies random bo bo:feasibility=off ...
-    python benchmarks/bo_quality.py [benchmarks/out/strategy_bench.json] [--strategy bo]
+    python -m benchmarks.strategy_bench --strategies random bo bo:feasibility=off ...
+    python -m benchmarks.bo_quality [benchmarks/out/strategy_bench.json] [--strategy bo]
 
 ``strategy_bench.py`` runs the strategies (ours and Kernel Tuner's) on the
 replayed spaces and writes per space and strategy the mean fraction of the
@@ -35,7 +35,8 @@ from typing import Any
 
 import numpy as np
 
-OUT = Path(__file__).resolve().parent / "out"
+from benchmarks.bench_common import OUT, format_table
+
 TARGETS = {20: 0.85, 50: 0.95, 100: 0.985}
 
 
@@ -84,7 +85,9 @@ def evaluations_to_reach(curve: list[float], level: float) -> int | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m benchmarks.bo_quality",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("report", nargs="?", default=str(OUT / "strategy_bench.json"))
     parser.add_argument("--strategy", default="bo", help="the engine's row (default: bo)")
@@ -108,19 +111,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{report['seeds']} seeds, budgets {budgets}, {len(spaces)} spaces ({args.report})")
 
     # -- fraction of optimum, averaged over spaces -------------------------------------
-    header = f"{'strategy':40s}" + "".join(f"{'@' + str(b):>9s}" for b in budgets)
-    print("\nmean fraction of the optimum over spaces")
-    print(header)
-    print("-" * len(header))
     means: dict[str, np.ndarray] = {}
     for strategy in strategies:
         mean = _mean_over_spaces(rows, spaces, strategy, "fraction_mean")
-        if mean is None:
-            continue
-        means[strategy] = mean
-        print(f"{strategy:40s}" + "".join(f"{v:9.4f}" for v in mean))
-    targets = "".join(f"{TARGETS.get(b, float('nan')):9.3f}" for b in budgets)
-    print(f"{'target (' + engine + ')':40s}{targets}")
+        if mean is not None:
+            means[strategy] = mean
+    table = [[strategy, *(f"{v:.4f}" for v in mean)] for strategy, mean in means.items()]
+    table.append([f"target ({engine})", *(f"{TARGETS.get(b, float('nan')):.3f}" for b in budgets)])
+    header = ["strategy", *(f"@{b}" for b in budgets)]
+    title = "\nmean fraction of the optimum over spaces"
+    print(format_table(header, table, align="l" + "r" * len(budgets), title=title))
     ours = means.get(engine)
     if ours is not None:
         for b, v in zip(budgets, ours, strict=True):

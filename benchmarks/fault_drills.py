@@ -5,7 +5,7 @@ few of them quickly). Every run is a real ``pytest`` process on a generated proj
 timer, so resumed results can be compared exactly with an uninterrupted reference. Run with
 ``nice`` and report the machine's load::
 
-    nice -n 10 .venv/bin/python benchmarks/fault_drills.py [--pauses 2] [--chaos 4] [--reps 3]
+    nice -n 10 .venv/bin/python -m benchmarks.fault_drills [--pauses 2] [--chaos 4] [--reps 3]
 """
 
 from __future__ import annotations
@@ -14,26 +14,19 @@ import argparse
 import os
 import random
 import signal
-import sys
 import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import drills
+from benchmarks import drills
+from benchmarks.bench_common import format_table
 
 
 def _table(title: str, header: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
-    cells = [[str(c) for c in header], *[[str(c) for c in row] for row in rows]]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
-    print(f"\n{title}")
-    for index, row in enumerate(cells):
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
-        if index == 0:
-            print("  ".join("-" * width for width in widths))
+    print()
+    print(format_table(header, rows, title=title))
 
 
 def _yes(flag: bool) -> str:
@@ -192,7 +185,9 @@ def store_drills(base: Path, cuts: int, flips: int, reps: int, seed: int) -> boo
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.fault_drills", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--strategies", default="random,bo", help="strategies of the drilled test")
     parser.add_argument("--pauses", type=int, default=2, help="pause points per strategy and signal")
     parser.add_argument("--chaos", type=int, default=4, help="SIGKILLs at random moments per strategy")

@@ -1,10 +1,10 @@
 """Tuning the example OpenCL kernels: quality within 50 evaluations and speedup over each default.
 
-    python benchmarks/kernels_bench.py            # replay every machine's data: 5 seeds, 50 evaluations
-    python benchmarks/kernels_bench.py --machines pocl-xeon   # one machine's landscapes only
-    python benchmarks/kernels_bench.py --quick    # smoke run: 2 seeds, 20 evaluations
-    python benchmarks/kernels_bench.py --seeds 20 --first-seed 20   # a second, independent sample
-    python benchmarks/kernels_bench.py --live --machines pocl-xeon   # tune for real on this device
+    python -m benchmarks.kernels_bench            # replay every machine's data: 5 seeds, 50 evaluations
+    python -m benchmarks.kernels_bench --machines pocl-xeon   # one machine's landscapes only
+    python -m benchmarks.kernels_bench --quick    # smoke run: 2 seeds, 20 evaluations
+    python -m benchmarks.kernels_bench --seeds 20 --first-seed 20   # a second, independent sample
+    python -m benchmarks.kernels_bench --live --machines pocl-xeon   # tune for real on this device
 
 For each kernel of ``example_kernels/`` the table gives the size of the declared (constrained) space,
 the sub-space measured exhaustively (``benchmarks/kernels_cases.py`` documents it; the full space
@@ -43,17 +43,14 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from kernels_cases import CASES, DATA, KernelCase, case_by_name
-
+from benchmarks.bench_common import format_table
+from benchmarks.kernels_cases import CASES, DATA, KernelCase, case_by_name
 from pytest_autotune.replay import Replay
 from pytest_autotune.strategies import parse_strategy_spec
 from pytest_autotune.tuning.tuner import Tuner
@@ -152,7 +149,7 @@ def machines() -> list[str]:
 def load_case(case: KernelCase, machine: str, statistic: str) -> CaseData | str:
     """The case's landscape on ``machine``, or why it cannot be replayed."""
     path = case.cache_path(machine)
-    measure = f"python benchmarks/kernels_measure.py {case.name} --machine {machine}"
+    measure = f"python -m benchmarks.kernels_measure {case.name} --machine {machine}"
     if not path.exists():
         return f"no measurements: run {measure}"
     data = json.loads(path.read_text())
@@ -246,36 +243,62 @@ def summarise(data: CaseData, runs: Sequence[Run]) -> dict[str, Any]:
 
 
 def print_table(rows: list[dict[str, Any]], strategies: Sequence[str], budget: int) -> None:
-    """The benchmark table (one line per kernel and strategy)."""
-    header = (
-        f"{'kernel':<10} {'space':>7} {'measured':>8} {'fail':>5} {'near':>4} {'noise':>5} {'load':>4} "
-        f"{'default ms':>10} {'best ms':>8} "
-        f"{'strategy':<9} {'frac@' + str(budget) + ' mean':>14} {'se':>5} {'min':>5} {'hit':>5} "
-        f"{'tuned ms':>8} {'speedup':>8} {'tuning s':>9} {'of which strategy s':>19}"
-    )
-    print(header)
-    print("-" * len(header))
+    """The benchmark table (one line per kernel and strategy); kernels not measured follow it."""
+    header = [
+        "kernel",
+        "space",
+        "measured",
+        "fail",
+        "near",
+        "noise",
+        "load",
+        "default ms",
+        "best ms",
+        "strategy",
+        f"frac@{budget} mean",
+        "se",
+        "min",
+        "hit",
+        "tuned ms",
+        "speedup",
+        "tuning s",
+        "of which strategy s",
+    ]
+    table: list[list[str]] = []
     for row in rows:
         if "error" in row:
-            print(f"{row['kernel']:<10} {row['error']}")
             continue
         for i, strategy in enumerate(strategies):
             s = row["strategies"][strategy]
-            lead = (
-                f"{row['kernel']:<10} {row['space']:>7} {row['measured']:>8} {row['failing']:>5} "
-                f"{row['near']:>4} {_fmt_percent(row['noise']):>5} {_fmt_load(row['load']):>4} "
-                f"{_fmt_ms(row['default_ms']):>10} {_fmt_ms(row['best_ms']):>8} "
-                if i == 0
-                else " " * 70
+            lead = [
+                row["kernel"],
+                str(row["space"]),
+                str(row["measured"]),
+                str(row["failing"]),
+                str(row["near"]),
+                _fmt_percent(row["noise"]),
+                _fmt_load(row["load"]),
+                _fmt_ms(row["default_ms"]),
+                _fmt_ms(row["best_ms"]),
+            ]
+            table.append(
+                [
+                    *(lead if i == 0 else [""] * len(lead)),
+                    strategy,
+                    f"{s['fraction_mean']:.3f}",
+                    "-" if s["fraction_se"] is None else f"{s['fraction_se']:.3f}",
+                    f"{s['fraction_min']:.2f}",
+                    f"{s['hits']}/{s['runs']}",
+                    _fmt_ms(s["tuned_ms"]),
+                    "-" if s["speedup"] is None else f"{s['speedup']:.1f}x",
+                    f"{s['wall_s']:.1f}",
+                    f"{s['strategy_s']:.1f}",
+                ]
             )
-            speedup = "-" if s["speedup"] is None else f"{s['speedup']:.1f}x"
-            se = "-" if s["fraction_se"] is None else f"{s['fraction_se']:.3f}"
-            hits = f"{s['hits']}/{s['runs']}"
-            print(
-                f"{lead}{strategy:<9} {s['fraction_mean']:>14.3f} {se:>5} {s['fraction_min']:>5.2f} "
-                f"{hits:>5} {_fmt_ms(s['tuned_ms']):>8} {speedup:>8} "
-                f"{s['wall_s']:>9.1f} {s['strategy_s']:>19.1f}"
-            )
+    print(format_table(header, table, align="lrrrrrrrrlrrrrrrrr"))
+    for row in rows:
+        if "error" in row:
+            print(f"{row['kernel']}: {row['error']}")
 
 
 def check_targets(rows: list[dict[str, Any]], strategy: str) -> list[str]:
@@ -348,7 +371,9 @@ def report_machine(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.kernels_bench", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--kernels", default=",".join(c.name for c in CASES), help="comma-separated names")
     parser.add_argument(
         "--machines",

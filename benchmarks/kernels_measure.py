@@ -1,7 +1,7 @@
 """Measure every configuration of an example kernel's (sub-)space into a Kernel Tuner cache file.
 
-    python benchmarks/kernels_measure.py gemm --machine pocl-xeon [--timeout 120] [--limit N]
-    python benchmarks/kernels_measure.py gemm --machine pocl-xeon --refine 100 [--rounds 10]
+    python -m benchmarks.kernels_measure gemm --machine pocl-xeon [--timeout 120] [--limit N]
+    python -m benchmarks.kernels_measure gemm --machine pocl-xeon --refine 100 [--rounds 10]
 
 Each machine's measurements live in their own folder, ``benchmarks/data/<machine>/`` (the header of
 each file records the OpenCL device and the sub-space measured, as Kernel Tuner's ``tune_params``).
@@ -35,9 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from kernels_cases import KernelCase, case_by_name
+from benchmarks.bench_common import ROOT
+from benchmarks.kernels_cases import KernelCase, case_by_name
 
 MARKERS = {
     "compile": "CompilationFailedConfig",
@@ -137,7 +136,8 @@ class Worker:
 
     def __init__(self, case: KernelCase) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, __file__, "--worker", case.name],
+            [sys.executable, "-m", "benchmarks.kernels_measure", "--worker", case.name],
+            cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -265,7 +265,9 @@ def refine_case(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.kernels_measure", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("kernels", nargs="+", help="kernel names (saxpy, reduction, transpose, conv2d, gemm)")
     parser.add_argument(
         "--machine", required=True, help="folder under benchmarks/data/ for this machine, e.g. pocl-xeon"

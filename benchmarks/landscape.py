@@ -1,8 +1,8 @@
 """How hard a replayed landscape is: needles, basins and what random search expects.
 
-    python benchmarks/landscape.py                 # the GPU spaces and every machine's example kernels
-    python benchmarks/landscape.py --gpu           # the GPU spaces only
-    python benchmarks/landscape.py --kernels       # the example kernels only
+    python -m benchmarks.landscape                 # the GPU spaces and every machine's example kernels
+    python -m benchmarks.landscape --gpu           # the GPU spaces only
+    python -m benchmarks.landscape --kernels       # the example kernels only
 
 Fitness-landscape measures in the spirit of the fitness flow graphs of Schoonhoven et al. (2022),
 which count local minima and how much of the space flows down to good ones; here over the
@@ -26,20 +26,15 @@ measured for the kernels limits them to it). Failures count as infinitely slow.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_common import DATASETS, format_table, load_listing, replay, short_name
-from strategy_metrics import expected_fraction_of_random
-
+from benchmarks.bench_common import DATASETS, format_table, load_listing, replay, short_name
+from benchmarks.strategy_metrics import expected_fraction_of_random
 from pytest_autotune.replay import Replay
 
 TARGET = 0.95
@@ -129,7 +124,7 @@ def replay_rows(target: Replay) -> list[tuple[object, ...]]:
 
 
 def gpu_landscapes() -> list[Landscape]:
-    """The replayed GPU spaces of ``../shared/datasets``."""
+    """The replayed GPU spaces of ``benchmarks/data/replay`` (or ``AUTOTUNE_DATASETS``)."""
     out = []
     for item in load_listing():
         target = replay(str(DATASETS), item["file"])
@@ -139,8 +134,8 @@ def gpu_landscapes() -> list[Landscape]:
 
 def kernel_landscapes() -> list[Landscape]:
     """Every machine's example-kernel measurements (the same statistic as ``kernels_bench.py``)."""
-    import kernels_bench as kb
-    from kernels_cases import CASES
+    from benchmarks import kernels_bench as kb
+    from benchmarks.kernels_cases import CASES
 
     out = []
     for machine in kb.machines():
@@ -173,7 +168,9 @@ def table(landscapes: Sequence[Landscape]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.landscape", description=__doc__.split("\n\n")[0]
+    )
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--gpu", action="store_true", help="the GPU spaces only")
     which.add_argument("--kernels", action="store_true", help="the example kernels only")

@@ -10,7 +10,7 @@ per tuned test and after each crash or timeout), and per crashed trial.
 Everything runs in subprocesses on a generated project whose timings come from a fake timer (no
 hardware), so the numbers measure the plugin, not a kernel. Run with ``nice`` and report the load::
 
-    nice -n 10 .venv/bin/python benchmarks/plugin_bench.py [--tests 40] [--trials 200] [--repeat 5]
+    nice -n 10 .venv/bin/python -m benchmarks.plugin_bench [--tests 40] [--trials 200] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.bench_common import format_table
 from pytest_autotune.store import Store
 
 HEAVY = ("torch", "gpytorch", "sklearn")
@@ -165,7 +166,9 @@ def isolation_costs(trials: int, crashes: int) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.plugin_bench", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--tests", type=int, default=40, help="parametrized tunable tests in the suite")
     parser.add_argument("--trials", type=int, default=200, help="tuning budget for the per-trial overhead")
     parser.add_argument("--repeat", type=int, default=5, help="repetitions (minimum reported)")
@@ -237,11 +240,9 @@ def main() -> None:
     ]
     load = os.getloadavg()[0]
     print(f"pytest-autotune plugin benchmark  (load average {load:.2f} on {os.cpu_count()} CPUs)")
-    width = max(len(r[0]) for r in rows)
-    print(f"{'measure':<{width}}  {'value':>30}  {'target':<34} status")
-    for name, value, target, ok in rows:
-        status = "" if ok is None else ("OK" if ok else "MISSED")
-        print(f"{name:<{width}}  {value:>30}  {target:<34} {status}")
+    status = {None: "", True: "OK", False: "MISSED"}
+    table = [(name, value, target, status[ok]) for name, value, target, ok in rows]
+    print(format_table(["measure", "value", "target", "status"], table, align="lrl"))
     print(
         f"minimum of {args.repeat} runs per timing; a plain run imports numpy for the test module's "
         "search space, nothing heavier"

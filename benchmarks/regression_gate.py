@@ -14,7 +14,7 @@ machine hits them alike. The runs measure real time on a shared CPU, so run the 
 *raised* priority (``nice -n -10``, as root) when other work shares the machine: other processes
 then mostly wait while a kernel runs instead of preempting it. Report the machine's load::
 
-    nice -n -10 .venv/bin/python benchmarks/regression_gate.py [--unchanged 300] [--per-level 100]
+    nice -n -10 .venv/bin/python -m benchmarks.regression_gate [--unchanged 300] [--per-level 100]
 
 "achieved ratio" is a run's judged median over the median of the unchanged runs of its block; a
 slowed run is judged on the least disturbed of up to six measurements and an unchanged run
@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.bench_common import format_table
 from pytest_autotune.entry import StoreEntry
 from pytest_autotune.store import Store
 
@@ -178,7 +179,9 @@ def rule_text(policy: Any) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.regression_gate", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--unchanged", type=int, default=200, help="runs of the unchanged kernel")
     parser.add_argument("--per-level", type=int, default=80, help="runs per injected slowdown")
     parser.add_argument("--levels", default="0.1,0.2,0.5", help="injected slowdowns (fractions)")
@@ -295,12 +298,7 @@ def report(
                 "" if ok is None else ("OK" if ok else "MISSED"),
             )
         )
-    cells = [list(map(str, header)), *[list(map(str, row)) for row in rows]]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
-    for index, row in enumerate(cells):
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
-        if index == 0:
-            print("  ".join("-" * w for w in widths))
+    print(format_table(header, rows))
     states = Counter((r.level, r.state) for r in runs)
     print("states by level:", {f"{k[0]:g}/{k[1]}": v for k, v in sorted(states.items())})
     if args.list:

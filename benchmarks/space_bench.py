@@ -23,9 +23,9 @@ RSS to ``tracemalloc``: tracemalloc misses allocator overhead and slows pure-Pyt
 pyATF several-fold, which would distort its timing. The absolute RSS after imports is printed
 for reference.
 
-    python benchmarks/space_bench.py                 # everything (pyATF needs ~20 min)
-    python benchmarks/space_bench.py --quick         # ours only, seconds
-    python benchmarks/space_bench.py --cases gemm-1024,conv-4096 --cap 300
+    python -m benchmarks.space_bench                 # everything (pyATF needs ~20 min)
+    python -m benchmarks.space_bench --quick         # ours only, seconds
+    python -m benchmarks.space_bench --cases gemm-1024,conv-4096 --cap 300
 
 On a shared machine run it with ``nice -n -10`` (as root; it then preempts niced experiments) and
 read the load average it prints.
@@ -47,10 +47,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-from space_cases import CASES, EXPECTED_SIZES, build_ours, build_pyatf  # noqa: E402
+from benchmarks.bench_common import ROOT, format_table
+from benchmarks.space_cases import CASES, EXPECTED_SIZES, build_ours, build_pyatf
 
 #: Build-time targets of issue 2 (CPU seconds).
 BUILD_TARGETS = {"saxpy-2^24": 5.0, "conv-4096": 2.0, "gemm-1024": 0.05, "deep-39": 1.0}
@@ -173,7 +171,7 @@ def run_worker(engine: str, case: str, cap: float) -> dict[str, Any]:
     Past the limit the result is ``{"capped": True, "cpu_s": <CPU seconds used>}``.
     """
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    command = [sys.executable, str(Path(__file__).resolve()), "--worker", engine, case]
+    command = [sys.executable, "-m", "benchmarks.space_bench", "--worker", engine, case]
 
     def limit_cpu() -> None:  # only pyATF can come near the cap
         if engine == "pyatf":
@@ -187,6 +185,7 @@ def run_worker(engine: str, case: str, cap: float) -> dict[str, Any]:
             text=True,
             timeout=WALL_FACTOR * cap,
             env=env,
+            cwd=ROOT,
             check=False,
             preexec_fn=limit_cpu,
         )
@@ -230,7 +229,7 @@ def table(results: dict[str, dict[str, dict[str, Any]]], cap: float, with_pyatf:
     ]
     if with_pyatf:
         header += ["pyATF CPU-s", "pyATF build MB (RSS after imports)", "speedup", "build MB vs pyATF"]
-    lines = [header]
+    lines: list[list[str]] = []
     for case, rows in results.items():
         ours = rows["ours"]
         if "error" in ours or ours.get("capped"):
@@ -267,19 +266,15 @@ def table(results: dict[str, dict[str, dict[str, Any]]], cap: float, with_pyatf:
                 )
             line += [_fmt_s(atf, cap), memory, speed, verdict]
         lines.append(line)
-    widths = [max(len(str(row[i])) for row in lines) for i in range(len(header))]
-    out = []
-    for k, row in enumerate(lines):
-        out.append(" | ".join(str(cell).ljust(w) for cell, w in zip(row, widths, strict=True)))
-        if k == 0:
-            out.append("-+-".join("-" * w for w in widths))
-    return "\n".join(out)
+    return format_table(header, lines, sep=" | ")
 
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m benchmarks.space_bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--cases", default=",".join(CASES), help="comma-separated subset of " + ", ".join(CASES)

@@ -1,9 +1,9 @@
 """Strategy benchmark: tune the replayed GPU spaces with every strategy, side by side with Kernel Tuner.
 
-    python benchmarks/strategy_bench.py                      # full run (see --help)
-    python benchmarks/strategy_bench.py --quick              # smoke run, seconds
-    python benchmarks/strategy_bench.py --strategies random bo bo:feasibility=off --no-kt
-    python benchmarks/strategy_bench.py --strategies bo bo:power_of_two=off --first-seed 20 --no-kt
+    python -m benchmarks.strategy_bench                      # full run (see --help)
+    python -m benchmarks.strategy_bench --quick              # smoke run, seconds
+    python -m benchmarks.strategy_bench --strategies random bo bo:feasibility=off --no-kt
+    python -m benchmarks.strategy_bench --strategies bo bo:power_of_two=off --first-seed 20 --no-kt
                                                              # a second, independent sample of seeds
 
 For every space of ``spaces.json``, strategy and seed, one tuning run at the
@@ -45,8 +45,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from bench_common import DATASETS, OUT, format_table, load_listing, replay, short_name
-from strategy_metrics import (
+
+from benchmarks.bench_common import DATASETS, OUT, format_table, load_listing, replay, short_name
+from benchmarks.strategy_metrics import (
     RunRecord,
     best_so_far,
     expected_best_of_random,
@@ -55,7 +56,6 @@ from strategy_metrics import (
     methodology_score,
     paired_difference,
 )
-
 from pytest_autotune.strategies import parse_strategy_spec
 from pytest_autotune.tuning.abort import Evaluations
 from pytest_autotune.tuning.tuner import Tuner
@@ -125,7 +125,7 @@ def _run_path(task: Task) -> Path:
 def _task(task: Task) -> RunRecord:
     _limit_threads()
     if task.kind == "kt":
-        from strategy_kt import run_kt
+        from benchmarks.strategy_kt import run_kt
 
         record = run_kt(
             Path(task.datasets), task.item, task.strategy, task.seed, task.budget, Path(task.out) / "kt_cache"
@@ -357,7 +357,9 @@ def plot(
 # -- main ----------------------------------------------------------------------------------
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter
+        prog="python -m benchmarks.strategy_bench",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawTextHelpFormatter,
     )
     parser.add_argument(
         "--strategies", nargs="+", default=None, help="specs: name or name:key=value,key=value"
@@ -415,30 +417,27 @@ def select_spaces(
     return [by_name[w] for w in wanted]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-    started = time.perf_counter()
-    load_before = os.getloadavg()
-    listing = select_spaces(load_listing(args.datasets), args.spaces, args.quick)
-    args.out.mkdir(parents=True, exist_ok=True)
-    datasets = str(args.datasets)
-    top = max(args.budgets)
+def kernel_tuner_strategies(args: argparse.Namespace, listing: list[dict[str, Any]]) -> tuple[list[str], str]:
+    """Kernel Tuner's strategies to run (none without ``--kt`` or Kernel Tuner) and a line saying which.
 
-    kt_strategies: list[str] = []
-    kt_note = "Kernel Tuner: not run (--no-kt)"
-    if args.kt:
-        from strategy_kt import available_kt_strategies, kt_version, plain_cache
+    Writes the plain caches its simulation mode reads, once per space.
+    """
+    if not args.kt:
+        return [], "Kernel Tuner: not run (--no-kt)"
+    from benchmarks.strategy_kt import available_kt_strategies, kt_version, plain_cache
 
-        if kt_version() is None:
-            kt_note = "Kernel Tuner: not installed (pip install -e '.[bench]')"
-        else:
-            present = available_kt_strategies()
-            wanted = args.kt_strategies or (["random_sample"] if args.quick else present)
-            kt_strategies = [s for s in wanted if s in present]
-            kt_note = f"Kernel Tuner {kt_version()} (simulation mode): {', '.join(kt_strategies)}"
-            for item in listing:
-                plain_cache(args.datasets, item["file"], args.out / "kt_cache")
+    if kt_version() is None:
+        return [], "Kernel Tuner: not installed (pip install -e '.[bench]')"
+    present = available_kt_strategies()
+    wanted = args.kt_strategies or (["random_sample"] if args.quick else present)
+    kt_strategies = [s for s in wanted if s in present]
+    for item in listing:
+        plain_cache(args.datasets, item["file"], args.out / "kt_cache")
+    return kt_strategies, f"Kernel Tuner {kt_version()} (simulation mode): {', '.join(kt_strategies)}"
 
+
+def describe_spaces(listing: list[dict[str, Any]], datasets: str, top: int) -> dict[str, SpaceInfo]:
+    """Size, optimum, worst value, failing share and random search's expectations of every space."""
     spaces: dict[str, SpaceInfo] = {}
     for item in listing:
         target = replay(datasets, item["file"])
@@ -453,35 +452,35 @@ def main(argv: Sequence[str] | None = None) -> int:
             expected_best_of_random(values, top),
             expected_fraction_of_random(values, target.optimum, top),
         )
+    return spaces
+
+
+def make_tasks(
+    args: argparse.Namespace, listing: list[dict[str, Any]], kt_strategies: list[str]
+) -> list[Task]:
+    """One run per (space, strategy, seed) at the largest budget: ours first, then Kernel Tuner's."""
     code = "fresh-" + str(time.time_ns()) if args.fresh else code_version()
     seeds = range(args.first_seed, args.first_seed + args.seeds)
-    tasks = [
-        Task("ours", datasets, item, spec, seed, top, str(args.out), code)
+    top = max(args.budgets)
+    datasets, out = str(args.datasets), str(args.out)
+    return [
+        Task("ours", datasets, item, spec, seed, top, out, code)
         for item in listing
         for spec in args.strategies
         for seed in seeds
     ] + [
-        Task("kt", datasets, item, strategy, seed, top, str(args.out), code)
+        Task("kt", datasets, item, strategy, seed, top, out, code)
         for item in listing
         for strategy in kt_strategies
         for seed in seeds
     ]
-    print(
-        f"strategy bench: {len(listing)} spaces x ({len(args.strategies)} ours + {len(kt_strategies)} "
-        "Kernel Tuner) "
-        f"strategies x {args.seeds} seeds = {len(tasks)} runs of {top} evaluations, {args.jobs} jobs",
-        file=sys.stderr,
-    )
-    records = run_all(tasks, args.jobs)
 
-    names = list(spaces)
-    strategies = [*args.strategies, *(KT_PREFIX + s for s in kt_strategies)]
-    cells = analyse(records, spaces, args.budgets)
-    elapsed = time.perf_counter() - started
-    load_after = os.getloadavg()
 
+def print_intro(args: argparse.Namespace, spaces: int, kt_note: str) -> None:
+    """What was run and how to read the tables."""
+    top = max(args.budgets)
     print()
-    print(f"Strategy bench: {len(names)} replayed GPU spaces, {args.seeds} seeds, budgets {args.budgets}")
+    print(f"Strategy bench: {spaces} replayed GPU spaces, {args.seeds} seeds, budgets {args.budgets}")
     print(f"{kt_note}")
     print(
         f"One run per (space, strategy, seed) at {top} evaluations; smaller budgets are prefixes of "
@@ -497,6 +496,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "(0 = random, 1 = optimal);\nms/suggest = milliseconds per suggestion "
         "(Kernel Tuner: its own strategy_time per evaluation)."
     )
+
+
+def print_averages(
+    cells: dict[tuple[str, str], Cell], names: list[str], strategies: list[str], args: argparse.Namespace
+) -> None:
+    """Every strategy averaged over the spaces, then ours paired by seed against the first."""
     print()
     print("Averaged over spaces (std over seeds of the per-seed average):")
     rows = []
@@ -517,21 +522,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         print()
         print(paired_table(cells, names, args.strategies, args.budgets))
 
-    failing = [s for s in names if spaces[s].failed_share > 0]
-    if failing:
-        print()
-        print(f"Share of failing evaluations at {top} on the spaces with failures ({', '.join(failing)}):")
-        fail_rows = []
-        for strategy in strategies:
-            shares = [
-                100 * np.mean(cells[(s, strategy)].failures[:, -1]) for s in failing if (s, strategy) in cells
-            ]
-            if shares:
-                fail_rows.append([strategy, *[f"{v:.1f}" for v in shares], f"{np.mean(shares):.1f}"])
-        print(format_table(["strategy", *failing, "mean"], fail_rows))
 
-    for space in names:
-        info = spaces[space]
+def print_failing_shares(
+    cells: dict[tuple[str, str], Cell], spaces: dict[str, SpaceInfo], strategies: list[str], top: int
+) -> None:
+    """Each strategy's share of failing evaluations on the spaces that have failing configurations."""
+    failing = [s for s in spaces if spaces[s].failed_share > 0]
+    if not failing:
+        return
+    print()
+    print(f"Share of failing evaluations at {top} on the spaces with failures ({', '.join(failing)}):")
+    rows = []
+    for strategy in strategies:
+        shares = [
+            100 * np.mean(cells[(s, strategy)].failures[:, -1]) for s in failing if (s, strategy) in cells
+        ]
+        if shares:
+            rows.append([strategy, *[f"{v:.1f}" for v in shares], f"{np.mean(shares):.1f}"])
+    print(format_table(["strategy", *failing, "mean"], rows))
+
+
+def print_per_space(
+    cells: dict[tuple[str, str], Cell],
+    spaces: dict[str, SpaceInfo],
+    strategies: list[str],
+    budgets: list[int],
+) -> None:
+    """One table per space."""
+    for space, info in spaces.items():
         print()
         print(
             f"{space}: {info.size} configurations, {100 * info.failed_share:.1f}% failing, "
@@ -542,66 +560,100 @@ def main(argv: Sequence[str] | None = None) -> int:
             for s in strategies
             if (c := cells.get((space, s))) is not None
         ]
-        print(format_table(header_for(args.budgets), rows))
+        print(format_table(header_for(budgets), rows))
 
+
+def check_random_matches_kt(
+    cells: dict[tuple[str, str], Cell], spaces: dict[str, SpaceInfo], args: argparse.Namespace
+) -> dict[str, Any]:
+    """Check 1 (printed): our ``random`` is Kernel Tuner's ``random_sample`` on every space."""
+    rows, ok, alpha = random_check(cells, spaces, args.budgets)
+    print()
+    print(
+        "Check 1: mean fraction of optimum of our random / Kernel Tuner's random_sample / the exact "
+        "expectation\nfor uniform sampling without replacement, and the p-value of a two-sided "
+        "Mann-Whitney U test (ours vs Kernel Tuner):"
+    )
+    header = ["space", *[f"@{b}" for b in args.budgets], "min p", "verdict"]
+    print(format_table(header, rows))
+    _smoke_note(args.seeds)
+    print(
+        f"=> {'PASS' if ok else 'FAIL'}: {'no' if ok else 'some'} space differs beyond noise "
+        f"(p >= {alpha:.4f}: 5% Bonferroni-corrected over {len(rows) * len(args.budgets)} tests)"
+    )
+    return {"pass": ok, "alpha": alpha}
+
+
+def check_best_classic(
+    cells: dict[tuple[str, str], Cell],
+    names: list[str],
+    ours_classic: list[str],
+    kt_classic: list[str],
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    """Check 2 (printed): our best classic strategy is at least as good as Kernel Tuner's best one."""
+
+    def at_top(strategy: str) -> float:
+        return float(np.mean(space_average(cells, names, strategy, "fraction")[:, -1]))
+
+    best_ours = max(ours_classic, key=at_top)
+    best_kt = max(kt_classic, key=at_top)
+    ok = at_top(best_ours) >= at_top(best_kt)
+    print()
+    print(
+        f"Check 2: best classic at {max(args.budgets)} evaluations, mean over spaces: "
+        f"ours {best_ours} {at_top(best_ours):.4f} "
+        f"vs Kernel Tuner {best_kt} {at_top(best_kt):.4f} => {'PASS' if ok else 'FAIL'}"
+    )
+    _smoke_note(args.seeds)
+    return {
+        "ours": best_ours,
+        "ours_fraction": at_top(best_ours),
+        "kt": best_kt,
+        "kt_fraction": at_top(best_kt),
+        "pass": ok,
+    }
+
+
+def _smoke_note(seeds: int) -> None:
+    if seeds < MIN_SEEDS_FOR_CHECKS:
+        print(f"   (only {seeds} seeds: a smoke run, the verdict needs >= {MIN_SEEDS_FOR_CHECKS})")
+
+
+def run_checks(
+    cells: dict[tuple[str, str], Cell],
+    spaces: dict[str, SpaceInfo],
+    kt_strategies: list[str],
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    """The checks that the strategies and Kernel Tuner's allow, printed; their results by name."""
     checks: dict[str, Any] = {}
     if "random" in args.strategies and "random_sample" in kt_strategies:
-        rows, ok, alpha = random_check(cells, spaces, args.budgets)
-        print()
-        print(
-            "Check 1: mean fraction of optimum of our random / Kernel Tuner's random_sample / the exact "
-            "expectation\nfor uniform sampling without replacement, and the p-value of a two-sided "
-            "Mann-Whitney U test (ours vs Kernel Tuner):"
-        )
-        header = ["space", *[f"@{b}" for b in args.budgets], "min p", "verdict"]
-        print(format_table(header, rows))
-        if args.seeds < MIN_SEEDS_FOR_CHECKS:
-            print(f"   (only {args.seeds} seeds: a smoke run, the verdict needs >= {MIN_SEEDS_FOR_CHECKS})")
-        print(
-            f"=> {'PASS' if ok else 'FAIL'}: {'no' if ok else 'some'} space differs beyond noise "
-            f"(p >= {alpha:.4f}: 5% Bonferroni-corrected over {len(rows) * len(args.budgets)} tests)"
-        )
-        checks["random_matches_kt"] = {"pass": ok, "alpha": alpha}
+        checks["random_matches_kt"] = check_random_matches_kt(cells, spaces, args)
     ours_classic = [s for s in args.strategies if parse_strategy_spec(s)[0] in CLASSIC]
     kt_classic = [KT_PREFIX + s for s in kt_strategies if s != "bayes_opt"]
     if ours_classic and kt_classic:
+        checks["best_classic"] = check_best_classic(cells, list(spaces), ours_classic, kt_classic, args)
+    return checks
 
-        def at_top(strategy: str) -> float:
-            return float(np.mean(space_average(cells, names, strategy, "fraction")[:, -1]))
 
-        best_ours = max(ours_classic, key=at_top)
-        best_kt = max(kt_classic, key=at_top)
-        ok = at_top(best_ours) >= at_top(best_kt)
-        print()
-        print(
-            f"Check 2: best classic at {top} evaluations, mean over spaces: "
-            f"ours {best_ours} {at_top(best_ours):.4f} "
-            f"vs Kernel Tuner {best_kt} {at_top(best_kt):.4f} => {'PASS' if ok else 'FAIL'}"
-        )
-        if args.seeds < MIN_SEEDS_FOR_CHECKS:
-            print(f"   (only {args.seeds} seeds: a smoke run, the verdict needs >= {MIN_SEEDS_FOR_CHECKS})")
-        checks["best_classic"] = {
-            "ours": best_ours,
-            "ours_fraction": at_top(best_ours),
-            "kt": best_kt,
-            "kt_fraction": at_top(best_kt),
-            "pass": ok,
-        }
-
-    print()
-    print(
-        f"Ran in {elapsed:.0f} s with {args.jobs} jobs; load average {load_before[0]:.1f} at start, "
-        f"{load_after[0]:.1f} at end ({os.cpu_count()} CPUs)."
-    )
-
-    report = {
+def json_report(
+    args: argparse.Namespace,
+    strategies: list[str],
+    kt_note: str,
+    timing: dict[str, Any],
+    checks: dict[str, Any],
+    spaces: dict[str, SpaceInfo],
+    cells: dict[tuple[str, str], Cell],
+) -> dict[str, Any]:
+    """The document written to ``strategy_bench.json`` (read by ``bo_quality``)."""
+    return {
         "budgets": args.budgets,
         "seeds": args.seeds,
         "first_seed": args.first_seed,
         "strategies": strategies,
         "kernel_tuner": kt_note,
-        "elapsed_s": elapsed,
-        "load_average": [load_before[0], load_after[0]],
+        **timing,
         "checks": checks,
         "spaces": {
             s: {"size": i.size, "optimum": i.optimum, "failed_share": i.failed_share}
@@ -620,7 +672,47 @@ def main(argv: Sequence[str] | None = None) -> int:
             for (space, strategy), c in sorted(cells.items())
         },
     }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run every (space, strategy, seed), print the tables and checks, write the JSON and the plot."""
+    args = parse_args(argv)
+    started = time.perf_counter()
+    load_before = os.getloadavg()
+    listing = select_spaces(load_listing(args.datasets), args.spaces, args.quick)
+    args.out.mkdir(parents=True, exist_ok=True)
+    top = max(args.budgets)
+    kt_strategies, kt_note = kernel_tuner_strategies(args, listing)
+    spaces = describe_spaces(listing, str(args.datasets), top)
+    tasks = make_tasks(args, listing, kt_strategies)
+    print(
+        f"strategy bench: {len(listing)} spaces x ({len(args.strategies)} ours + {len(kt_strategies)} "
+        "Kernel Tuner) "
+        f"strategies x {args.seeds} seeds = {len(tasks)} runs of {top} evaluations, {args.jobs} jobs",
+        file=sys.stderr,
+    )
+    records = run_all(tasks, args.jobs)
+
+    names = list(spaces)
+    strategies = [*args.strategies, *(KT_PREFIX + s for s in kt_strategies)]
+    cells = analyse(records, spaces, args.budgets)
+    elapsed = time.perf_counter() - started
+    load_after = os.getloadavg()
+
+    print_intro(args, len(names), kt_note)
+    print_averages(cells, names, strategies, args)
+    print_failing_shares(cells, spaces, strategies, top)
+    print_per_space(cells, spaces, strategies, args.budgets)
+    checks = run_checks(cells, spaces, kt_strategies, args)
+    print()
+    print(
+        f"Ran in {elapsed:.0f} s with {args.jobs} jobs; load average {load_before[0]:.1f} at start, "
+        f"{load_after[0]:.1f} at end ({os.cpu_count()} CPUs)."
+    )
+
+    timing = {"elapsed_s": elapsed, "load_average": [load_before[0], load_after[0]]}
     json_path = args.out / "strategy_bench.json"
+    report = json_report(args, strategies, kt_note, timing, checks, spaces, cells)
     json_path.write_text(json.dumps(report, indent=1))
     print(f"Wrote {json_path}")
     if not args.no_plot:

@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from strategy_metrics import RunRecord
+
+from benchmarks.strategy_metrics import RunRecord
 
 __all__ = ["available_kt_strategies", "kt_version", "plain_cache", "run_kt"]
 

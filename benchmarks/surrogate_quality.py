@@ -1,8 +1,8 @@
 """How well the ``bo`` surrogate sees the optimum after a budget of trials.
 
-    python benchmarks/surrogate_quality.py                       # the GPU spaces, 10 seeds, 50 trials
-    python benchmarks/surrogate_quality.py --budget 20 --seeds 20
-    python benchmarks/surrogate_quality.py --spaces convolution__A100 --strategy bo:kernel=matern
+    python -m benchmarks.surrogate_quality                       # the GPU spaces, 10 seeds, 50 trials
+    python -m benchmarks.surrogate_quality --budget 20 --seeds 20
+    python -m benchmarks.surrogate_quality --spaces convolution__A100 --strategy bo:kernel=matern
 
 For each replayed space and seed, the strategy (``bo`` by default, options allowed) tunes for
 ``--budget`` evaluations; its own surrogate is then refitted (warm-started, as in the run) to every
@@ -31,19 +31,14 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_common import DATASETS, format_table, load_listing, replay, short_name
-
+from benchmarks.bench_common import DATASETS, format_table, load_listing, replay, short_name
 from pytest_autotune.replay import Replay
 from pytest_autotune.strategies import parse_strategy_spec
 from pytest_autotune.tuning.tuner import Tuner
@@ -179,7 +174,9 @@ def table(results: dict[str, list[RunQuality]]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.surrogate_quality", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--strategy", default="bo", help="a bo spec, e.g. bo:kernel=matern")
     parser.add_argument("--spaces", nargs="+", help="dataset file names or short names (default: all)")
     parser.add_argument("--seeds", type=int, default=10)

@@ -7,16 +7,17 @@ runs them with more repetitions); here they run once each, quickly.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from types import ModuleType
 
 import pytest
 
+from benchmarks import drills as drills_module
+
 
 @pytest.fixture(scope="session")
-def drills(load_benchmark: Callable[[str], ModuleType]) -> ModuleType:
-    """``benchmarks/drills.py``."""
-    return load_benchmark("drills")
+def drills() -> ModuleType:
+    """``benchmarks.drills``."""
+    return drills_module
 
 
 @pytest.fixture

@@ -1,27 +1,23 @@
-"""The Kernel Tuner spaces of the shared datasets rebuild to exactly their recorded sizes."""
+"""The Kernel Tuner spaces of the replay datasets (``benchmarks/data/replay``) rebuild to exactly their
+recorded sizes."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from benchmarks.bench_common import REPLAY_DATA
 from pytest_autotune.space import Set, build_space
-
-SPACES_JSON = Path("/work/shared/datasets/spaces.json")
 
 
 def _specs() -> list[dict[str, Any]]:
-    if not SPACES_JSON.exists():
-        return []
-    specs: list[dict[str, Any]] = json.loads(SPACES_JSON.read_text())
+    specs: list[dict[str, Any]] = json.loads((REPLAY_DATA / "spaces.json").read_text())
     return specs
 
 
-@pytest.mark.skipif(not SPACES_JSON.exists(), reason=f"{SPACES_JSON} is absent (shared datasets not mounted)")
 @pytest.mark.parametrize("spec", _specs(), ids=lambda s: s["file"])
 def test_rebuilds_to_the_recorded_constrained_size(spec: dict[str, Any]) -> None:
     params = {name: Set(*values) for name, values in spec["tune_params"].items()}

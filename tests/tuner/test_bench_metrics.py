@@ -4,19 +4,14 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
-from types import ModuleType
 
 import numpy as np
 import pytest
 
-
-@pytest.fixture(scope="module")
-def metrics(load_benchmark: Callable[[str], ModuleType]) -> ModuleType:
-    return load_benchmark("strategy_metrics")
+from benchmarks import strategy_metrics as metrics
 
 
-def test_expected_best_of_random_matches_enumeration(metrics: ModuleType) -> None:
+def test_expected_best_of_random_matches_enumeration() -> None:
     values = np.array([3.0, 1.0, 4.0, 1.5, math.inf, 9.0, 2.6])
     expected = metrics.expected_best_of_random(values, 9)
     filled = np.where(np.isfinite(values), values, 9.0)  # a failure is worth the worst feasible value
@@ -27,7 +22,7 @@ def test_expected_best_of_random_matches_enumeration(metrics: ModuleType) -> Non
     assert expected[-1] == 1.0  # beyond the space size: the optimum
 
 
-def test_expected_fraction_of_random_matches_enumeration(metrics: ModuleType) -> None:
+def test_expected_fraction_of_random_matches_enumeration() -> None:
     values = np.array([3.0, 1.0, 4.0, math.inf, 2.0])
     expected = metrics.expected_fraction_of_random(values, 1.0, 5)
     for k in range(1, 6):
@@ -36,13 +31,13 @@ def test_expected_fraction_of_random_matches_enumeration(metrics: ModuleType) ->
         assert expected[k - 1] == pytest.approx(exact, rel=1e-12)
 
 
-def test_best_so_far_and_fraction(metrics: ModuleType) -> None:
+def test_best_so_far_and_fraction() -> None:
     best = metrics.best_so_far([math.inf, 4.0, 5.0, 2.0], 6)
     assert best.tolist() == [math.inf, 4.0, 4.0, 2.0, 2.0, 2.0]
     assert metrics.fraction_of_optimum(best, 1.0).tolist() == [0.0, 0.25, 0.25, 0.5, 0.5, 0.5]
 
 
-def test_methodology_score_scale(metrics: ModuleType) -> None:
+def test_methodology_score_scale() -> None:
     values = np.linspace(1.0, 10.0, 50)
     expected = metrics.expected_best_of_random(values, 20)
     optimal = np.full(20, 1.0)
@@ -52,7 +47,7 @@ def test_methodology_score_scale(metrics: ModuleType) -> None:
     assert metrics.methodology_score(worst, expected, 1.0, 10.0) < 0.0
 
 
-def test_paired_difference_cancels_the_shared_seed_effect(metrics: ModuleType) -> None:
+def test_paired_difference_cancels_the_shared_seed_effect() -> None:
     # Three seeds x two budgets; seed luck (+0.2, 0, -0.2) is shared, the strategies differ by +0.01 / +0.03.
     base = np.array([[0.7, 0.9], [0.5, 0.7], [0.3, 0.5]])
     other = base + np.array([[0.00, 0.03], [0.01, 0.03], [0.02, 0.03]])

@@ -3,25 +3,20 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from types import ModuleType
 
 import numpy as np
 import pytest
 
-
-@pytest.fixture(scope="module")
-def landscape(load_benchmark: Callable[[str], ModuleType]) -> ModuleType:
-    return load_benchmark("landscape")
+from benchmarks import landscape
 
 
-def test_neighbours_differ_in_exactly_one_parameter(landscape: ModuleType) -> None:
+def test_neighbours_differ_in_exactly_one_parameter() -> None:
     rows = [(1, "a"), (1, "b"), (2, "a"), (2, "b"), (3, "c")]
     neighbours = landscape.one_parameter_neighbours(rows)
     assert [n.tolist() for n in neighbours] == [[1, 2], [0, 3], [0, 3], [1, 2], []]
 
 
-def test_neighbours_agree_with_the_local_search_moves(landscape: ModuleType) -> None:
+def test_neighbours_agree_with_the_local_search_moves() -> None:
     from pytest_autotune.space import Set, build_space
     from pytest_autotune.strategies.local import hamming_neighbours
 
@@ -38,7 +33,7 @@ def test_neighbours_agree_with_the_local_search_moves(landscape: ModuleType) -> 
         assert neighbours[i].tolist() == expected, configs[i]
 
 
-def test_steepest_descent_follows_the_best_better_neighbour(landscape: ModuleType) -> None:
+def test_steepest_descent_follows_the_best_better_neighbour() -> None:
     # A line of seven configurations, each next to the one before and after: two valleys (1 and 5)
     # and a failure at 4.
     values = np.array([3.0, 1.0, 2.0, 4.0, math.inf, 0.5, 0.9])
@@ -46,14 +41,14 @@ def test_steepest_descent_follows_the_best_better_neighbour(landscape: ModuleTyp
     assert landscape.descent_ends(values, line).tolist() == [1, 1, 1, 1, 4, 5, 5]
 
 
-def test_one_parameter_makes_every_configuration_a_neighbour(landscape: ModuleType) -> None:
+def test_one_parameter_makes_every_configuration_a_neighbour() -> None:
     values = np.array([3.0, 1.0, 2.0, 4.0, math.inf, 0.5, 0.9])
     result = landscape.analyse("line", values, [(i,) for i in range(7)])
     assert (result.minima, result.basin, result.near) == (1, 1.0, 1)
     assert result.best_neighbour == pytest.approx(0.5 / 0.9)
 
 
-def test_basin_counts_the_starts_that_walk_down_to_the_best(landscape: ModuleType) -> None:
+def test_basin_counts_the_starts_that_walk_down_to_the_best() -> None:
     # Two parameters, x in 0..3 and y in 0..1; neighbours share y (the row) or x (the column).
     #   y = 0:  1.0  5.0  9.0  6.0     (0, 0) is a second local minimum
     #   y = 1:  5.0  5.0  9.0  0.5     (3, 1) is the optimum

@@ -1,4 +1,5 @@
-"""Replay of Kernel Tuner cache files built in the test (plain and gzipped), and its errors."""
+"""Replay of Kernel Tuner cache files built in the test (plain and gzipped), and its errors; one of the
+repository's replay datasets (``benchmarks/data/replay``) against its description."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks.bench_common import REPLAY_DATA
 from pytest_autotune.outcome import Outcome
 from pytest_autotune.replay import Replay, ReplayError
 from pytest_autotune.tuning.tuner import Tuner
@@ -158,14 +160,11 @@ def test_from_spaces_json(tmp_path: Path) -> None:
         Replay.from_spaces_json(tmp_path / "spaces.json", "other.json")
 
 
-DATASETS = Path("/work/shared/datasets/spaces.json")
-
-
-@pytest.mark.skipif(not DATASETS.exists(), reason="the shared replay datasets are not on this machine")
 def test_a_real_dataset_matches_its_description() -> None:
-    listing = json.loads(DATASETS.read_text())
+    spaces_json = REPLAY_DATA / "spaces.json"  # the replay datasets of the repository
+    listing = json.loads(spaces_json.read_text())
     item = next(i for i in listing if i["file"] == "pnpoly__RTX_3090.json.gz")
-    replay = Replay.from_spaces_json(DATASETS, item["file"])
+    replay = Replay.from_spaces_json(spaces_json, item["file"])
     assert replay.space.size == item["constrained_size"]
     assert replay.optimum == item["optimum"]
     assert replay.failure_counts["runtime"] == item["invalid"]["RuntimeFailedConfig"]

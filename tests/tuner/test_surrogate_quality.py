@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
 
+from benchmarks import surrogate_quality as quality
 from pytest_autotune.replay import Replay
 from pytest_autotune.space import Set, build_space
 
 
-@pytest.fixture(scope="module")
-def quality(load_benchmark: Callable[[str], ModuleType]) -> ModuleType:
-    return load_benchmark("surrogate_quality")
-
-
-def test_first_rank_counts_the_candidates_scored_above_the_best_hit(quality: ModuleType) -> None:
+def test_first_rank_counts_the_candidates_scored_above_the_best_hit() -> None:
     scores = np.array([0.9, 0.1, 0.5, 0.7, 0.3])
     hits = np.array([False, False, True, False, True])
     assert quality.first_rank(scores, hits) == 3  # 0.9 and 0.7 come before the hit scoring 0.5
@@ -27,13 +21,13 @@ def test_first_rank_counts_the_candidates_scored_above_the_best_hit(quality: Mod
     assert quality.first_rank(scores, np.zeros(5, dtype=bool)) is None
 
 
-def test_first_rank_gives_no_credit_for_ties(quality: ModuleType) -> None:
+def test_first_rank_gives_no_credit_for_ties() -> None:
     flat = np.zeros(4)
     assert quality.first_rank(flat, np.array([False, True, False, False])) == 4
     assert quality.first_rank(flat, np.array([True, True, False, False])) == 3
 
 
-def test_spearman_is_zero_for_a_constant_side(quality: ModuleType) -> None:
+def test_spearman_is_zero_for_a_constant_side() -> None:
     assert quality.spearman(np.array([1.0, 2.0, 3.0]), np.array([3.0, 5.0, 9.0])) == pytest.approx(1.0)
     assert quality.spearman(np.array([1.0, 2.0, 3.0]), np.array([3.0, 2.0, 1.0])) == pytest.approx(-1.0)
     assert quality.spearman(np.ones(3), np.array([3.0, 2.0, 1.0])) == 0.0
@@ -52,7 +46,7 @@ def smooth_replay(tmp_path: Path) -> Replay:
     return Replay(space, entries, ["x", "y"], path=tmp_path / "bowl.json")
 
 
-def test_the_surrogate_of_a_smooth_bowl_orders_the_rest_of_it(quality: ModuleType, tmp_path: Path) -> None:
+def test_the_surrogate_of_a_smooth_bowl_orders_the_rest_of_it(tmp_path: Path) -> None:
     target = smooth_replay(tmp_path)
     result = quality.assess(target, "bo", seed=2, budget=12)
     feasible = int(np.isfinite(target.values).sum())
@@ -64,9 +58,7 @@ def test_the_surrogate_of_a_smooth_bowl_orders_the_rest_of_it(quality: ModuleTyp
     assert (result.rank_by_mean, result.rank_by_acquisition, result.top_fraction) == (1, 1, 1.0)
 
 
-def test_a_run_that_found_the_only_near_optimal_configuration_has_no_rank(
-    quality: ModuleType, tmp_path: Path
-) -> None:
+def test_a_run_that_found_the_only_near_optimal_configuration_has_no_rank(tmp_path: Path) -> None:
     result = quality.assess(smooth_replay(tmp_path), "bo", seed=3, budget=12)
     assert result.found
     assert (result.rank_by_mean, result.rank_by_acquisition, result.forest_rank) == (None, None, None)
@@ -81,13 +73,13 @@ def _failures_tried(target: Replay, *, seed: int, budget: int) -> int:
     return sum(record.outcome.value is None for record in result.history)
 
 
-def test_a_strategy_without_a_surrogate_is_refused(quality: ModuleType, tmp_path: Path) -> None:
+def test_a_strategy_without_a_surrogate_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="not a bo strategy"):
         quality.assess(smooth_replay(tmp_path), "random", seed=0, budget=5)
 
 
 def test_the_command_refuses_a_strategy_without_a_surrogate_before_tuning(
-    quality: ModuleType, capsys: pytest.CaptureFixture[str]
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     with pytest.raises(SystemExit) as exc:
         quality.main(["--strategy", "random"])
