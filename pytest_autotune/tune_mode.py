@@ -134,6 +134,8 @@ def _search(
     )
     with tuner:
         while (trial := tuner.ask()) is not None:
+            if not policy.isolated:  # a crash here ends pytest: a resumed run must not run it again
+                tuner.start(trial)
             try:
                 run = trials(trial.config, TRIAL_REPEAT)
             except BaseException:
@@ -164,9 +166,12 @@ def _candidates(
     from pytest_autotune.space.errors import SpaceError
 
     finalists = [dict(record.config) for record in result.top(k)]
+    failed = [dict(record.config) for record in result.history if not record.outcome.feasible]
 
     def add(config: dict[str, Any] | None) -> int | None:
         if config is None or set(config) != set(space.names) or not space.contains([config])[0]:
+            return None
+        if config in failed:  # failed as a trial (maybe crashed the process): not run again
             return None
         if config not in finalists:
             finalists.append(config)
