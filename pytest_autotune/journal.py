@@ -15,14 +15,22 @@ A start followed by neither its trial line nor a cancellation is *unfinished*
 (:attr:`JournalContents.unfinished`): the process died during that trial, and
 the resuming run records it as a failure instead of running it again.
 Version 1 journals (trial lines only) read as before.
+
+One process at a time tunes from a journal: :func:`hold_journal` takes an
+exclusive lock on ``<journal>.lock`` (POSIX ``flock``, released by the kernel
+when the process dies) and writes its pid there; a second run waits a short
+while, then gets :class:`JournalBusy` naming the holder's pid, without having
+touched the journal.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
-from collections.abc import Mapping
+import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -32,6 +40,7 @@ from pytest_autotune.outcome import LABELS, Outcome
 __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
+    "JournalBusy",
     "JournalContents",
     "JournalEntry",
     "JournalError",
@@ -39,6 +48,7 @@ __all__ = [
     "JournalMismatchError",
     "JournalWriter",
     "StartedTrial",
+    "hold_journal",
     "read_journal",
     "set_aside",
 ]
@@ -57,6 +67,50 @@ class JournalError(ValueError):
 
 class JournalMismatchError(JournalError):
     """The journal was written by a different tuning job (space, strategy, seed, options)."""
+
+
+class JournalBusy(JournalError):
+    """Another live process holds the journal's lock (it is tuning the same test right now)."""
+
+
+@contextlib.contextmanager
+def hold_journal(path: str | os.PathLike[str], *, wait: float = 10.0) -> Iterator[None]:
+    """Hold the exclusive lock of journal ``path`` for the block (see the module docstring).
+
+    Waits up to ``wait`` seconds for another holder to finish, then raises :class:`JournalBusy`
+    naming its pid. Where ``fcntl`` is missing (Windows) the block runs unlocked.
+    """
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    lock_path = Path(path).with_name(Path(path).name + ".lock")
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "a+", encoding="utf-8") as lock:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    lock.seek(0)
+                    holder = lock.read().strip() or "unknown"
+                    raise JournalBusy(
+                        path,
+                        f"this test is being tuned by another process (pid {holder}); "
+                        f"waited {wait:g}s, left its journal untouched",
+                    ) from None
+                time.sleep(0.1)
+        try:
+            lock.seek(0)
+            lock.truncate()
+            lock.write(str(os.getpid()))
+            lock.flush()
+            yield
+        finally:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 
 
 def _normalise(value: Any) -> Any:

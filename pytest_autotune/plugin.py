@@ -164,10 +164,13 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     from pytest_autotune.planning import PlanError, plan_item
 
     session = _session(item.config)
+    refusal: str | None = None
     try:
         plan = plan_item(session, item)
     except PlanError as exc:
-        pytest.fail(str(exc), pytrace=False)
+        refusal = str(exc)
+    if refusal is not None:  # outside the except block: the message is printed once, not chained
+        pytest.fail(refusal, pytrace=False)
     if plan is not None:
         item.stash[PLAN] = plan.for_trial_worker() if session.trial_worker is not None else plan
 

@@ -47,10 +47,12 @@ if TYPE_CHECKING:
     from pytest_autotune.space.base import Space
     from pytest_autotune.tuner import TuningResult
 
-__all__ = ["FINALIST_ROUNDS", "TuneReport", "TuningFailed", "derive_seed", "tune"]
+__all__ = ["FINALIST_ROUNDS", "JOURNAL_WAIT", "TuneReport", "TuningFailed", "derive_seed", "tune"]
 
 #: Interleaved rounds in which the finalists are re-measured.
 FINALIST_ROUNDS: Final = 3
+#: Seconds a run waits for another process tuning the same test before it gives up on that test.
+JOURNAL_WAIT: Final = 10.0
 
 #: Called after each trial with (trials done, fraction of the budget used or None, label, best value).
 ProgressCallback = Callable[[int, float | None, str, float | None], None]
@@ -249,9 +251,18 @@ def tune(
     The journal is retired when tuning ends in any way but an interruption (``KeyboardInterrupt``,
     ``pytest.exit``, ``SystemExit``, or the process being killed): an interrupted test resumes
     from it, even when the interruption came after the search (during the finalists), so no
-    trial is evaluated twice; a test that completed or failed starts afresh next time.
+    trial is evaluated twice; a test that completed or failed starts afresh next time. The journal
+    is locked while tuning: a second run tuning the same test at the same time waits up to
+    :data:`JOURNAL_WAIT` seconds, then fails that test naming the other process, journal untouched.
     """
-    with _journal_kept_only_if_interrupted(journal):
+    from pytest_autotune.journal import JournalBusy, hold_journal
+
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(hold_journal(journal, wait=JOURNAL_WAIT))
+        except JournalBusy as exc:  # another run tunes this test: its journal is not touched
+            raise TuningFailed(str(exc)) from None
+        held.enter_context(_journal_kept_only_if_interrupted(journal))
         started = time.perf_counter()
         result = _search(item, autotune, policy, journal, progress, trials)
         summary = {
