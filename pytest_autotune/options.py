@@ -155,7 +155,8 @@ OPTIONS: Final[tuple[Option, ...]] = (
     ),
     Option(
         "prune",
-        "remove entries of this device whose test no longer exists (only when nothing was deselected)",
+        "remove entries of this device whose test no longer exists (only from files collected in "
+        "full: refused after node ids, -k, -m, --deselect, --lf or a collection error)",
         kind="flag",
     ),
     Option("json", "write this run's measurements in pytest-benchmark's JSON format", metavar="PATH"),
