@@ -158,7 +158,8 @@ def journal_trials(project: Path, *, done: bool) -> list[tuple[dict[str, Any], s
     if len(paths) != 1:
         return []
     lines = paths[0].read_text().splitlines()[1:]
-    return [(d["config"], d["label"], d["value"]) for d in map(json.loads, lines)]
+    records = [d for d in map(json.loads, lines) if "trial" in d]  # not the start/cancel lines
+    return [(d["config"], d["label"], d["value"]) for d in records]
 
 
 def store_entries(project: Path) -> dict[str, StoreEntry]:

@@ -7,12 +7,11 @@ of the test body (once in a normal run, once per trial when tuning) and collects
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
 
 from pytest_autotune.backends.base import Backend, BackendError
-from pytest_autotune.timing.measure import Stats, Timer
+from pytest_autotune.timing.measure import Stats, Timer, bad_value
 
 if TYPE_CHECKING:
     from pytest_autotune.policy import Policy
@@ -111,6 +110,7 @@ class Autotune:
         result: Any = None
         for _ in range(repeat):
             result, elapsed = self._timer(call, self)
+            self._check_value(elapsed, positive=True, what=f"the timer {type(self._timer).__name__} returned")
             seconds.append(float(elapsed))
         self.timing = Stats.of(seconds)
         if self.policy.objective == "time":
@@ -119,10 +119,26 @@ class Autotune:
 
     def record(self, value: float) -> None:
         """Record one value of the objective (seconds for ``"time"``, else in the objective's unit)."""
-        number = float(value)
-        if not math.isfinite(number):
-            raise ValueError(f"{self.nodeid}: autotune.record needs a finite number, got {value!r}")
-        self._samples.append(number)
+        self._check_value(value, positive=self.policy.objective == "time", what="autotune.record got")
+        self._samples.append(float(value))
+
+    def _check_value(self, value: object, *, positive: bool, what: str) -> None:
+        """Fail the test (not just this configuration) when a measured value is unusable.
+
+        A bad value is the timer's or the test's error, not a property of the configuration, so
+        it must not become an infeasible trial, a winner or a baseline: the test fails, naming
+        itself, the configuration and the value (in a trial worker the failure reaches the
+        parent as the body's ``pytest.fail``).
+        """
+        problem = bad_value(value, positive=positive)
+        if problem is not None:
+            import pytest
+
+            pytest.fail(
+                f"{self.nodeid}: {what} {problem} for configuration {self._config}; "
+                "a measured value must be a finite number" + (" of seconds above zero" if positive else ""),
+                pytrace=False,
+            )
 
     def reject(self, reason: str) -> NoReturn:
         """Declare the current configuration infeasible (trial label ``constraints``) and stop the body."""

@@ -233,9 +233,11 @@ def parse_strategy(value: str) -> tuple[str, dict[str, Any]]:
 
 
 def parse_tolerance_spec(value: str) -> dict[str, float]:
-    """pytest-benchmark style ``"median:10%"`` (relative) or ``"median:2us"`` / ``"median:0.000002"``.
+    """pytest-benchmark style ``"median:10%"`` (relative) or ``"median:2us"`` (an absolute floor).
 
-    Several specs may be joined with commas. Returns ``{"tolerance": ...}`` and/or ``{"floor": ...}``.
+    A bare number (``"10"``, ``"median:0.000002"``) is refused: it could mean a percentage, a
+    fraction or seconds, so it needs ``%`` or a time unit. Several specs may be joined with commas.
+    Returns ``{"tolerance": ...}`` and/or ``{"floor": ...}``.
     Only ``median`` is accepted: the regression rule compares medians.
     """
     result: dict[str, float] = {}
@@ -252,9 +254,12 @@ def parse_tolerance_spec(value: str) -> dict[str, float]:
                 raise ValueError(f"{spec!r}: {amount!r} is not a non-negative percentage")
             result["tolerance"] = percent / 100.0
             continue
-        seconds = _number(amount)
-        if seconds is None:
-            seconds = parse_duration(amount)
+        if _number(amount) is not None:
+            raise ValueError(
+                f"{spec!r}: {amount!r} has no unit; write a percentage (median:{amount}%) "
+                f"or a duration (median:{amount}us)"
+            )
+        seconds = parse_duration(amount)
         if seconds < 0:
             raise ValueError(f"{spec!r}: a floor cannot be negative")
         result["floor"] = seconds
@@ -264,10 +269,11 @@ def parse_tolerance_spec(value: str) -> dict[str, float]:
 
 
 def _relative(value: Any) -> float:
-    if isinstance(value, str) and value.strip().endswith("%"):
-        number = _number(value.strip()[:-1])
-        if number is None:
-            raise ValueError(f"{value!r} is not a percentage")
+    """A fraction: text needs ``%`` (``"10%"``); a Python number is the fraction itself (0.1)."""
+    if isinstance(value, str):
+        number = _number(value.strip()[:-1]) if value.strip().endswith("%") else None
+        if number is None or number < 0:
+            raise ValueError(f"{value!r} is not a non-negative percentage such as 10%")
         return number / 100.0
     return _non_negative(value)
 
@@ -282,7 +288,10 @@ def _non_negative(value: Any) -> float:
 
 
 def _floor(value: Any) -> float:
-    if isinstance(value, str) and _number(value) is None:
+    """Text needs a time unit (``"2us"``); a Python number is in the objective's unit."""
+    if isinstance(value, str):
+        if _number(value) is not None:
+            raise ValueError(f"{value!r} has no unit; write a duration such as {value.strip()}us")
         return parse_duration(value)
     return _non_negative(value)
 
@@ -341,11 +350,17 @@ def _is_off(value: Any) -> bool:
 
 
 def _trial_timeout(value: Any) -> float | None:
-    """Seconds (a number or a duration such as ``"90s"``), or None for ``off``/``none``/0."""
-    if _is_off(value):
+    """Positive seconds (a number or a duration such as ``"90s"``), or None for ``off``/``none``.
+
+    Zero is refused rather than read as "no limit": ``off`` says that unambiguously.
+    """
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("off", "none")):
         return None
-    seconds = _floor(value)
-    return seconds if seconds > 0 else None
+    plain = isinstance(value, str) and _number(value) is not None  # the option's unit is seconds
+    seconds = _non_negative(value) if plain else _floor(value)
+    if not seconds > 0:
+        raise ValueError(f"{value!r} is not a positive duration (use off for no limit)")
+    return seconds
 
 
 def parse_size(value: Any) -> int | None:
@@ -425,7 +440,20 @@ def validate_policy(values: Mapping[str, Any], *, source: str) -> dict[str, Any]
             if options:
                 parsed["strategy_options"] = {**parsed.get("strategy_options", {}), **options}
         parsed[key] = value
+    if parsed.get("strategy_options") and "strategy" in parsed:
+        _check_strategy_options(parsed["strategy"], parsed["strategy_options"], source)
     return parsed
+
+
+def _check_strategy_options(name: str, options: Mapping[str, Any], source: str) -> None:
+    """Validate a strategy's options against the strategy itself now, not at the first trial."""
+    from pytest_autotune.strategies import check_strategy_options
+
+    try:
+        check_strategy_options(name, options)
+    except (TypeError, ValueError, ImportError) as exc:
+        shown = ",".join(f"{k}={v}" for k, v in options.items())
+        raise _fail("strategy", source, f"{name}:{shown}", str(exc)) from exc
 
 
 def merge_policy(layers: Iterable[Mapping[str, Any]], base: Policy = DEFAULT_POLICY) -> Policy:

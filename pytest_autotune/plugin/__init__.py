@@ -213,7 +213,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         from pytest_autotune.plugin.report import export_json
         from pytest_autotune.store import commit_info
 
-        export_json(json_path, controller.results, commit_info(session.config.rootpath))
+        try:
+            export_json(json_path, controller.results, commit_info(session.config.rootpath))
+        except OSError as exc:  # checked at start-up, but the folder may have gone since
+            controller.outcome.json_error = f"--autotune-json: cannot write {json_path} ({exc})"
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:

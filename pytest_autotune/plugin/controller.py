@@ -45,6 +45,7 @@ class StoreOutcome:
     recovery: Path | None = None
     recovered: int = 0
     recovery_error: str | None = None
+    json_error: str | None = None
 
     def recovery_lines(self, store: Path) -> list[str]:
         """What the summary says about results that could not be written to ``store``."""
@@ -143,19 +144,38 @@ class Controller:
         """Devices this session ran tunable tests on (the host always counts)."""
         return {host_key()} | {result.device for result in self.results}
 
+    @cached_property
+    def _partial_selections(self) -> dict[str, str]:
+        """Command-line arguments that select part of a file (node ids), by that file's node-id path."""
+        config = self.session.config
+        partial: dict[str, str] = {}
+        for arg in config.args:
+            if "::" not in arg:
+                continue
+            path = (config.invocation_params.dir / nodeid_file(arg)).resolve()
+            try:
+                partial[path.relative_to(self.session.rootpath).as_posix()] = arg
+            except ValueError:
+                partial[nodeid_file(arg)] = arg
+        return partial
+
     def find_unused(self) -> dict[str, list[str]]:
         """Entries of this session's devices whose test is gone.
 
-        An entry is unused when its test was not collected although its file was (or the file no
-        longer exists); tests of files outside this run's selection are left alone.
+        An entry is unused when its test was not collected although its whole file was (or the
+        file no longer exists); tests of files outside this run's selection, or of files only
+        partly selected (``file.py::test``), are left alone.
         """
         store, root = self.session.store, self.session.rootpath
+        partial = self._partial_selections
         unused: dict[str, list[str]] = {}
         for device in sorted(self.session_devices() & set(store.devices())):
             for nodeid in sorted(store.tests(device)):
                 if nodeid in self.collection.tunable:
                     continue
                 path = nodeid_file(nodeid)
+                if path in partial and (root / path).exists():
+                    continue
                 if path in self.collection.files or not (root / path).exists():
                     unused.setdefault(device, []).append(nodeid)
         return unused
@@ -172,6 +192,12 @@ class Controller:
         self._write({}, [(device, nodeid) for device, ids in self.unused.items() for nodeid in ids])
 
     def _prune_refusal(self, exitstatus: int) -> str | None:
+        """Why pruning must not run: anything short of collecting whole files in full."""
+        if self._partial_selections:
+            shown = ", ".join(sorted(self._partial_selections.values()))
+            return f"node ids select only part of their file ({shown}); give whole files or folders"
+        if self.session.config.getoption("lf", False):
+            return "--lf selects only the tests that failed last time"
         if self.collection.deselected:
             return f"{self.collection.deselected} test(s) were deselected"
         if self.collection.errors:

@@ -11,6 +11,7 @@ usage error naming the option, variable or key it came from.
 from __future__ import annotations
 
 import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -154,7 +155,8 @@ OPTIONS: Final[tuple[Option, ...]] = (
     ),
     Option(
         "prune",
-        "remove entries of this device whose test no longer exists (only when nothing was deselected)",
+        "remove entries of this device whose test no longer exists (only from files collected in "
+        "full: refused after node ids, -k, -m, --deselect, --lf or a collection error)",
         kind="flag",
     ),
     Option("json", "write this run's measurements in pytest-benchmark's JSON format", metavar="PATH"),
@@ -283,6 +285,26 @@ def _policy_values(option: Option, value: Any, source: str) -> dict[str, Any]:
     return validate_policy({option.policy_key: value}, source=source)
 
 
+def _writable_file(path: Path, source: str) -> Path:
+    """``path`` when a file can be written there (its folders may be missing); else a usage error.
+
+    Checked at start-up by making (and removing) a probe directory in the nearest existing folder,
+    so an unwritable ``--autotune-json`` fails before any tuning rather than after it.
+    """
+    if path.is_dir():
+        raise PolicyError(f"{source}: {path} is a directory, expected a file path")
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        if not folder.is_dir():
+            raise NotADirectoryError(f"{folder} is not a directory")
+        os.rmdir(tempfile.mkdtemp(prefix=".autotune-probe-", dir=folder))
+    except OSError as exc:
+        raise PolicyError(f"{source}: cannot write {path} ({exc.strerror or exc})") from exc
+    return path
+
+
 def resolve(config: pytest.Config) -> Settings:
     """Read and validate every option; raises :class:`PolicyError` naming the faulty source."""
     values: dict[str, Any] = {}
@@ -303,6 +325,8 @@ def resolve(config: pytest.Config) -> Settings:
             values["mode"] = "check" if text in ("off", "check") else text
         elif option.name in ("cache", "json"):
             values[option.name] = (base / Path(str(value)).expanduser()).resolve()
+            if option.name == "json":
+                _writable_file(values["json"], source)
         else:
             values[option.name] = str(value)
     settings = Settings(

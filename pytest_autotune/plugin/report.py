@@ -163,6 +163,8 @@ def write_summary(tr: pytest.TerminalReporter, controller: Controller) -> None:
     results, unused = controller.results, controller.unused
     devices = sorted({r.device for r in results} | set(unused))
     outcome, settings = controller.outcome, controller.session.settings
+    if outcome.json_error:
+        tr.write_line(f"autotune: {outcome.json_error}", red=True, bold=True)
     if not devices and not outcome.error and not outcome.prune_refused:
         return
     for device in devices:

@@ -33,6 +33,11 @@ timer, so the numbers are the plugin's own; measured on 2 shared CPUs at load av
 start of about 2 s per tuned test (a fresh pytest collecting the test file and creating its
 fixtures), paid again after each crash or timeout. For kernels whose trials take milliseconds or
 more and budgets of tens of trials this is a few percent of a tuning run.
+
+A worker's private directory is named after the pytest process that owns it
+(``pytest-autotune-worker-<pid>-*`` in the temporary directory). A pytest killed with SIGKILL cannot
+remove it, so the first worker a later run starts removes the directories whose owner is no longer
+alive (:func:`remove_stale_worker_dirs`); those of live runs are never touched.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -64,12 +70,26 @@ if TYPE_CHECKING:
     from pytest_autotune.plugin.planning import ItemPlan
     from pytest_autotune.plugin.session import AutotuneSession
 
-__all__ = ["ENV_VAR", "IsolatedTrials", "TrialReply", "TrialRequest", "WorkerSpec", "serve_item"]
+__all__ = [
+    "ENV_VAR",
+    "WORKER_DIR_PREFIX",
+    "IsolatedTrials",
+    "TrialReply",
+    "TrialRequest",
+    "WorkerSpec",
+    "remove_stale_worker_dirs",
+    "serve_item",
+]
 
 #: Environment variable that puts a pytest process in trial-worker mode (JSON of :class:`WorkerSpec`).
 ENV_VAR: Final = TRIAL_WORKER_ENV
 #: Seconds a worker may take to collect and set up its test before it counts as failed.
 START_TIMEOUT: Final = 300.0
+
+#: Name prefix of a worker's private directory, followed by the owning pytest's pid and a dash.
+WORKER_DIR_PREFIX: Final = "pytest-autotune-worker-"
+_OWNED_DIR: Final = re.compile(re.escape(WORKER_DIR_PREFIX) + r"(\d+)-")
+_stale_dirs_checked = False
 
 EndKind = Literal["skip", "xfail", "fail", "exit", "interrupt", "system-exit"]
 
@@ -158,6 +178,43 @@ def serve_item(item: pytest.Function, autotune: Autotune, spec: WorkerSpec) -> N
 
 
 # -- parent side ----------------------------------------------------------------------------------------
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def remove_stale_worker_dirs(base: Path | None = None) -> list[Path]:
+    """Remove worker directories under ``base`` (the temporary directory) whose owner pid is dead.
+
+    Directories of live processes (this one included) and those not named by
+    :data:`WORKER_DIR_PREFIX` plus a pid are left alone. Returns the removed paths.
+    """
+    removed = []
+    for path in Path(base or tempfile.gettempdir()).glob(WORKER_DIR_PREFIX + "*"):
+        match = _OWNED_DIR.match(path.name)
+        if match is None or not path.is_dir() or path.is_symlink():
+            continue
+        pid = int(match.group(1))
+        if pid != os.getpid() and not _alive(pid):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+def _private_dir() -> Path:
+    """A new private directory for a worker, named after this process (cleans stale ones once)."""
+    global _stale_dirs_checked
+    if not _stale_dirs_checked:
+        _stale_dirs_checked = True
+        remove_stale_worker_dirs()
+    return Path(tempfile.mkdtemp(prefix=f"{WORKER_DIR_PREFIX}{os.getpid()}-"))
+
+
 class _PopenChild:
     """:class:`~pytest_autotune.tuning.isolation.Child` over a worker started in its own process group.
 
@@ -266,7 +323,7 @@ class IsolatedTrials:
         return env
 
     def _launch(self) -> Launched:
-        private = Path(tempfile.mkdtemp(prefix="pytest-autotune-worker-"))
+        private = _private_dir()
         parent_end, child_end = socket.socketpair()
         watch_read, watch_write = os.pipe()
         spec = WorkerSpec(self._nodeid, child_end.fileno(), watch_read)

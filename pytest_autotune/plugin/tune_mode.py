@@ -47,10 +47,12 @@ if TYPE_CHECKING:
     from pytest_autotune.space.base import Space
     from pytest_autotune.tuning.tuner import TuningResult
 
-__all__ = ["FINALIST_ROUNDS", "TuneReport", "TuningFailed", "derive_seed", "tune"]
+__all__ = ["FINALIST_ROUNDS", "JOURNAL_WAIT", "TuneReport", "TuningFailed", "derive_seed", "tune"]
 
 #: Interleaved rounds in which the finalists are re-measured.
 FINALIST_ROUNDS: Final = 3
+#: Seconds a run waits for another process tuning the same test before it gives up on that test.
+JOURNAL_WAIT: Final = 10.0
 
 #: Called after each trial with (trials done, fraction of the budget used or None, label, best value).
 ProgressCallback = Callable[[int, float | None, str, float | None], None]
@@ -134,6 +136,8 @@ def _search(
     )
     with tuner:
         while (trial := tuner.ask()) is not None:
+            if not policy.isolated:  # a crash here ends pytest: a resumed run must not run it again
+                tuner.start(trial)
             try:
                 run = trials(trial.config, TRIAL_REPEAT)
             except BaseException:
@@ -164,9 +168,12 @@ def _candidates(
     from pytest_autotune.space.errors import SpaceError
 
     finalists = [dict(record.config) for record in result.top(k)]
+    failed = [dict(record.config) for record in result.history if not record.outcome.feasible]
 
     def add(config: dict[str, Any] | None) -> int | None:
         if config is None or set(config) != set(space.names) or not space.contains([config])[0]:
+            return None
+        if config in failed:  # failed as a trial (maybe crashed the process): not run again
             return None
         if config not in finalists:
             finalists.append(config)
@@ -244,9 +251,18 @@ def tune(
     The journal is retired when tuning ends in any way but an interruption (``KeyboardInterrupt``,
     ``pytest.exit``, ``SystemExit``, or the process being killed): an interrupted test resumes
     from it, even when the interruption came after the search (during the finalists), so no
-    trial is evaluated twice; a test that completed or failed starts afresh next time.
+    trial is evaluated twice; a test that completed or failed starts afresh next time. The journal
+    is locked while tuning: a second run tuning the same test at the same time waits up to
+    :data:`JOURNAL_WAIT` seconds, then fails that test naming the other process, journal untouched.
     """
-    with _journal_kept_only_if_interrupted(journal):
+    from pytest_autotune.tuning.journal import JournalBusy, hold_journal
+
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(hold_journal(journal, wait=JOURNAL_WAIT))
+        except JournalBusy as exc:  # another run tunes this test: its journal is not touched
+            raise TuningFailed(str(exc)) from None
+        held.enter_context(_journal_kept_only_if_interrupted(journal))
         started = time.perf_counter()
         result = _search(item, autotune, policy, journal, progress, trials)
         summary = {

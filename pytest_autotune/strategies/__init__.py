@@ -10,12 +10,24 @@ from __future__ import annotations
 
 import ast
 import importlib
+import inspect
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import numpy as np
+
+    from pytest_autotune.space.base import Space
     from pytest_autotune.strategies.base import Strategy
 
-__all__ = ["available_strategies", "get_strategy", "parse_strategy_spec", "register_strategy"]
+__all__ = [
+    "available_strategies",
+    "check_strategy_options",
+    "get_strategy",
+    "make_strategy",
+    "parse_strategy_spec",
+    "register_strategy",
+]
 
 _REGISTRY: dict[str, str] = {
     "random": "pytest_autotune.strategies.random_search:RandomSearch",
@@ -67,6 +79,38 @@ def get_strategy(name: str) -> type[Strategy]:
         ) from exc
     cls: type[Strategy] = getattr(module, class_name)
     return cls
+
+
+def make_strategy(name: str, space: Space, rng: np.random.Generator, options: Mapping[str, Any]) -> Strategy:
+    """Instantiate a registered strategy, checking option names against its constructor first."""
+    cls = get_strategy(name)
+    parameters = inspect.signature(cls.__init__).parameters.values()
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        accepted = sorted(
+            p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name != "rng"
+        )
+        unknown = sorted(set(options) - set(accepted))
+        if unknown:
+            raise ValueError(
+                f"strategy {name!r}: unknown option(s) {', '.join(unknown)}; "
+                f"accepted: {', '.join(accepted) or 'none'}"
+            )
+    return cls(space, rng=rng, **options)
+
+
+def check_strategy_options(name: str, options: Mapping[str, Any]) -> None:
+    """Raise ``ValueError``/``TypeError`` naming the option when ``options`` do not suit strategy ``name``.
+
+    The strategy validates its own options: it is built once on a small probe space (two integer
+    parameters of 8 values), so a bad value (``bo:initial=abc``) or an unknown name is a usage
+    error before any tuning starts, not a failure of every tunable test.
+    """
+    import numpy as np
+
+    from pytest_autotune.space import Interval, build_space
+
+    probe = build_space({"a": Interval(1, 8), "b": Interval(1, 8)})
+    make_strategy(name, probe, np.random.default_rng(0), options)
 
 
 def _option_value(text: str) -> Any:

@@ -13,6 +13,7 @@ Statistics use the standard library only (the plugin stays free of numpy until a
 from __future__ import annotations
 
 import math
+import numbers
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -25,6 +26,7 @@ __all__ = [
     "DefaultTimer",
     "Stats",
     "Timer",
+    "bad_value",
     "device_seconds",
     "least_disturbed",
     "pause_before_remeasuring",
@@ -43,6 +45,23 @@ class Timer(Protocol):
     """
 
     def __call__(self, fn: Callable[[], Any], autotune: Any) -> tuple[Any, float]: ...
+
+
+def bad_value(value: object, *, positive: bool) -> str | None:
+    """Why ``value`` cannot be a measured value, or None when it can.
+
+    A value must be a real number (not a bool, a string or None) and finite; a time
+    (``positive=True``) must also be above zero: a negative or zero time would win every
+    comparison and become the baseline.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return f"{value!r} is not a number"
+    number = float(value)
+    if not math.isfinite(number):
+        return f"{value!r} is not a finite number"
+    if positive and number <= 0:
+        return f"{value!r} is not a positive time in seconds"
+    return None
 
 
 def pause_before_remeasuring(timer: Timer, attempt: int) -> float:

@@ -6,14 +6,31 @@ written, flushed and fsync'd as soon as the trial completes, so a killed run
 loses at most the trial in flight. Reading tolerates a torn last line (a
 write cut short by a kill): it is ignored and cut off before appending again.
 Any other unreadable line is an error naming the file and line.
+
+Format version 2 adds two kinds of line, written only by a run whose trials
+execute in its own process (where a crashing configuration takes the process
+with it): ``{"started": N, "config": {...}}`` before trial ``N`` runs, and
+``{"cancelled": N}`` when it was abandoned without an outcome (an interrupt).
+A start followed by neither its trial line nor a cancellation is *unfinished*
+(:attr:`JournalContents.unfinished`): the process died during that trial, and
+the resuming run records it as a failure instead of running it again.
+Version 1 journals (trial lines only) read as before.
+
+One process at a time tunes from a journal: :func:`hold_journal` takes an
+exclusive lock on ``<journal>.lock`` (POSIX ``flock``, released by the kernel
+when the process dies) and writes its pid there; a second run waits a short
+while, then gets :class:`JournalBusy` naming the holder's pid, without having
+touched the journal.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
-from collections.abc import Mapping
+import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -23,18 +40,21 @@ from pytest_autotune.outcome import LABELS, Outcome
 __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
+    "JournalBusy",
     "JournalContents",
     "JournalEntry",
     "JournalError",
     "JournalHeader",
     "JournalMismatchError",
     "JournalWriter",
+    "StartedTrial",
+    "hold_journal",
     "read_journal",
     "set_aside",
 ]
 
 FORMAT = "pytest-autotune-journal"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 class JournalError(ValueError):
@@ -47,6 +67,50 @@ class JournalError(ValueError):
 
 class JournalMismatchError(JournalError):
     """The journal was written by a different tuning job (space, strategy, seed, options)."""
+
+
+class JournalBusy(JournalError):
+    """Another live process holds the journal's lock (it is tuning the same test right now)."""
+
+
+@contextlib.contextmanager
+def hold_journal(path: str | os.PathLike[str], *, wait: float = 10.0) -> Iterator[None]:
+    """Hold the exclusive lock of journal ``path`` for the block (see the module docstring).
+
+    Waits up to ``wait`` seconds for another holder to finish, then raises :class:`JournalBusy`
+    naming its pid. Where ``fcntl`` is missing (Windows) the block runs unlocked.
+    """
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    lock_path = Path(path).with_name(Path(path).name + ".lock")
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "a+", encoding="utf-8") as lock:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    lock.seek(0)
+                    holder = lock.read().strip() or "unknown"
+                    raise JournalBusy(
+                        path,
+                        f"this test is being tuned by another process (pid {holder}); "
+                        f"waited {wait:g}s, left its journal untouched",
+                    ) from None
+                time.sleep(0.1)
+        try:
+            lock.seek(0)
+            lock.truncate()
+            lock.write(str(os.getpid()))
+            lock.flush()
+            yield
+        finally:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 
 
 def _normalise(value: Any) -> Any:
@@ -155,14 +219,33 @@ def _finite(value: Any) -> float:
     return number
 
 
+@dataclass(frozen=True)
+class StartedTrial:
+    """A trial journaled as started that has neither an outcome nor a cancellation."""
+
+    number: int
+    config: dict[str, Any]
+
+
 @dataclass
 class JournalContents:
-    """What :func:`read_journal` found: header (None for an empty file), trials, and the good prefix."""
+    """What :func:`read_journal` found: header (None for an empty file), trials, and the good prefix.
+
+    ``unfinished`` lists trials that were started and never finished (see the module docstring).
+    """
 
     header: JournalHeader | None
     entries: list[JournalEntry]
     valid_bytes: int
     torn_tail: bool
+    unfinished: list[StartedTrial] = field(default_factory=list)
+
+
+def _started(record: Mapping[str, Any], path: str | os.PathLike[str], line: int) -> StartedTrial:
+    number, config = record.get("started"), record.get("config")
+    if not isinstance(number, int) or isinstance(number, bool) or not isinstance(config, dict):
+        raise JournalError(path, f"line {line}: not a valid trial-start record")
+    return StartedTrial(number, config)
 
 
 def read_journal(path: str | os.PathLike[str]) -> JournalContents:
@@ -177,6 +260,7 @@ def read_journal(path: str | os.PathLike[str]) -> JournalContents:
     tail = lines.pop()  # the bytes after the last newline: empty, or a torn write
     header: JournalHeader | None = None
     entries: list[JournalEntry] = []
+    started: dict[int, StartedTrial] = {}
     offset = 0
     for number, raw in enumerate(lines, start=1):
         offset += len(raw) + 1
@@ -190,9 +274,16 @@ def read_journal(path: str | os.PathLike[str]) -> JournalContents:
             raise JournalError(path, f"line {number} is not a JSON object")
         if header is None:
             header = JournalHeader.from_dict(record, path)
+        elif "started" in record:
+            start = _started(record, path, number)
+            started[start.number] = start
+        elif "cancelled" in record:
+            started.pop(record["cancelled"], None)
         else:
-            entries.append(JournalEntry.from_dict(record, path, number))
-    return JournalContents(header, entries, offset, torn_tail=bool(tail))
+            entry = JournalEntry.from_dict(record, path, number)
+            started.pop(entry.number, None)
+            entries.append(entry)
+    return JournalContents(header, entries, offset, torn_tail=bool(tail), unfinished=list(started.values()))
 
 
 def set_aside(path: str | os.PathLike[str]) -> Path:
@@ -230,6 +321,15 @@ class JournalWriter:
     def append(self, entry: JournalEntry) -> None:
         """Write one trial line and make it durable."""
         self._write(entry.to_line())
+
+    def start(self, number: int, config: Mapping[str, Any]) -> None:
+        """Record durably that trial ``number`` is about to run (see the module docstring)."""
+        line = {"started": number, "config": _normalise(dict(config))}
+        self._write(json.dumps(line, sort_keys=True, allow_nan=False) + "\n")
+
+    def cancel(self, number: int) -> None:
+        """Record that started trial ``number`` was abandoned without an outcome (run it again)."""
+        self._write(json.dumps({"cancelled": number}) + "\n")
 
     def close(self) -> None:
         """Close the file (appending again needs a new writer)."""

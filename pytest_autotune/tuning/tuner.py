@@ -40,11 +40,13 @@ What the tuner guarantees, whatever the strategy does:
   float that is NaN or infinite is a ``runtime`` failure.
 * **Time**: the clock the abort conditions see and ``duration_s`` include
   the evaluation and suggestion time recorded for resumed trials.
+* **Crashes in this process**: :meth:`Tuner.start` journals a trial as started
+  before it runs; a resumed run records a started trial that never finished as
+  a ``runtime`` failure (its process died with it) instead of running it again.
 """
 
 from __future__ import annotations
 
-import inspect
 import math
 import numbers
 import os
@@ -58,7 +60,7 @@ import numpy as np
 from pytest_autotune.outcome import LABELS, Label, Outcome
 from pytest_autotune.space.base import Config, Points, Space
 from pytest_autotune.space.errors import SpaceError
-from pytest_autotune.strategies import get_strategy
+from pytest_autotune.strategies import make_strategy
 from pytest_autotune.strategies.base import SpaceExhausted, Strategy
 from pytest_autotune.strategies.unseen import draw_unseen, key_of
 from pytest_autotune.tuning.abort import (
@@ -83,6 +85,7 @@ from pytest_autotune.tuning.journal import (
 __all__ = [
     "DEFAULT_STRATEGY",
     "MAX_KNOWN_PROPOSALS",
+    "UNFINISHED_DETAIL",
     "Trial",
     "TrialRecord",
     "Tuner",
@@ -94,6 +97,12 @@ DEFAULT_STRATEGY = "bo"
 
 #: Known configurations a strategy may propose in a row before the tuner draws an unseen one itself.
 MAX_KNOWN_PROPOSALS = 32
+
+#: Detail of a trial journaled as started that never finished (see :meth:`Tuner.start`).
+UNFINISHED_DETAIL = (
+    "the process running this trial died before it finished (a crash, or a kill); "
+    "recorded as a failure on resume and not run again"
+)
 
 
 @dataclass(frozen=True)
@@ -161,6 +170,7 @@ class _Pending:
     key: Hashable
     suggest_seconds: float
     asked_at: float
+    started: bool = False
 
 
 @dataclass
@@ -174,20 +184,8 @@ class _Progress:
 
 
 def _make_strategy(name: str, space: Space, rng: np.random.Generator, options: Mapping[str, Any]) -> Strategy:
-    """Instantiate a registered strategy, checking option names against its constructor first."""
-    cls = get_strategy(name)
-    parameters = inspect.signature(cls.__init__).parameters.values()
-    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
-        accepted = sorted(
-            p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name != "rng"
-        )
-        unknown = sorted(set(options) - set(accepted))
-        if unknown:
-            raise ValueError(
-                f"strategy {name!r}: unknown option(s) {', '.join(unknown)}; "
-                f"accepted: {', '.join(accepted) or 'none'}"
-            )
-    return cls(space, rng=rng, **options)
+    """Instantiate a registered strategy (see :func:`pytest_autotune.strategies.make_strategy`)."""
+    return make_strategy(name, space, rng, options)
 
 
 def _strategy_name(strategy: Strategy) -> str:
@@ -289,9 +287,15 @@ class Tuner:
                     )
                 set_aside(path)
                 contents = None
-        if contents is not None and contents.entries:
-            self._resume(path, contents.entries)
+        crashed = [
+            JournalEntry(start.number, start.config, Outcome.failed("runtime", UNFINISHED_DETAIL), 0.0, 0.0)
+            for start in sorted(contents.unfinished if contents else (), key=lambda s: s.number)
+        ]
+        if contents is not None and (contents.entries or crashed):
+            self._resume(path, [*contents.entries, *crashed])
         self._journal = JournalWriter(path, header, contents)
+        for entry in crashed:  # now a finished failure: a later resume reads it as such
+            self._journal.append(entry)
 
     def _resume(self, path: str | os.PathLike[str], entries: list[JournalEntry]) -> None:
         by_asking = bool(getattr(self.strategy, "resume_by_asking", True))
@@ -406,9 +410,29 @@ class Tuner:
         self._pending[trial.number] = _Pending(trial, key_of(point), now - started, now)
         return trial
 
+    def start(self, trial: Trial) -> None:
+        """Journal durably that ``trial`` is about to run, before running it in this process.
+
+        If the process dies during the trial (a configuration that crashes it), a tuner resuming
+        the journal records that trial as a ``runtime`` failure instead of running it again (see
+        the module docstring). Trials run where a crash cannot take the tuner down (a worker
+        process) need no start: a kill of the tuner's process there re-runs the trial on resume.
+        """
+        pending = self._pending.get(trial.number)
+        if pending is None:
+            raise ValueError(f"start: trial {trial.number} was not asked from this tuner or was told")
+        if self._journal is not None and not pending.started:
+            self._journal.start(trial.number, trial.config)
+            pending.started = True
+
     def cancel(self, trial: Trial) -> None:
-        """Forget a trial that was asked but will not be told (e.g. the run is interrupted)."""
-        self._pending.pop(trial.number, None)
+        """Forget a trial that was asked but will not be told (e.g. the run is interrupted).
+
+        A started trial is journaled as cancelled, so a resumed run evaluates it.
+        """
+        pending = self._pending.pop(trial.number, None)
+        if pending is not None and pending.started and self._journal is not None:
+            self._journal.cancel(trial.number)
 
     def tell(self, trial: Trial, outcome: Outcome | float, *, seconds: float | None = None) -> TrialRecord:
         """Record the outcome of an asked trial (journaled before returning); returns its record.

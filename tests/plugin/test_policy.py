@@ -59,7 +59,7 @@ def test_budgets() -> None:
 def test_tolerance_specs_follow_pytest_benchmark() -> None:
     assert parse_tolerance_spec("median:10%") == {"tolerance": pytest.approx(0.10)}
     assert parse_tolerance_spec("median:12.5%") == {"tolerance": pytest.approx(0.125)}
-    assert parse_tolerance_spec("median:0.000002") == {"floor": pytest.approx(2e-6)}
+    assert parse_tolerance_spec("median:2us") == {"floor": pytest.approx(2e-6)}
     assert parse_tolerance_spec("median:5%,median:3us") == {
         "tolerance": pytest.approx(0.05),
         "floor": pytest.approx(3e-6),
@@ -88,7 +88,7 @@ def test_validate_policy_parses_text_values() -> None:
             "floor": "5us",
             "finalists": "2",
             "maximize": "true",
-            "strategy": "random:batch=2",
+            "strategy": "genetic:population=4",
         },
         source="s",
     )
@@ -96,12 +96,12 @@ def test_validate_policy_parses_text_values() -> None:
     assert parsed["floor"] == pytest.approx(5e-6)
     assert parsed["finalists"] == 2
     assert parsed["maximize"] is True
-    assert parsed["strategy"] == "random"
-    assert parsed["strategy_options"] == {"batch": 2}
+    assert parsed["strategy"] == "genetic"
+    assert parsed["strategy_options"] == {"population": 4}
 
 
 def test_merge_policy_later_layers_win_and_record_explicit_keys() -> None:
-    ini = validate_policy({"budget": 5, "check": "warn", "strategy": "random:batch=2"}, source="ini")
+    ini = validate_policy({"budget": 5, "check": "warn", "strategy": "genetic:population=4"}, source="ini")
     cli = validate_policy({"budget": 8}, source="cli")
     marker = validate_policy({"strategy": "anneal"}, source="marker")
     policy = merge_policy([ini, cli, marker])

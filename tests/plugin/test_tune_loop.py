@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from pytest_autotune.tuning.journal import read_journal
+
 Entries = Callable[[], dict[str, dict[str, Any]]]
 
 LABELS = """
@@ -187,7 +189,9 @@ def test_an_interrupted_tuning_run_resumes_from_its_journal(
     journals = list((project.path / ".pytest_cache").rglob("*.jsonl"))
     assert len(journals) == 1
     assert not journals[0].name.endswith(".done.jsonl")
-    assert len(journals[0].read_text().splitlines()) == 1 + 5  # header + five completed trials
+    contents = read_journal(journals[0])
+    assert len(contents.entries) == 5  # five completed trials
+    assert contents.unfinished == []  # the interrupted sixth was cancelled: it runs again on resume
 
     monkeypatch.delenv("STOP_AT")
     project.runpytest("--autotune").assert_outcomes(passed=1)

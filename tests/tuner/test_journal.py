@@ -186,3 +186,79 @@ def test_every_trial_is_on_disk_when_tell_returns(
         assert len(entries) == n
         assert entries[-1].config == trial.config
     tuner.close()
+
+
+# -- issue 23: trials journaled as started, and the journal lock ------------------------------------------
+def _small_tuner(journal: Path) -> Tuner:
+    from pytest_autotune import Interval, build_space
+
+    return Tuner(build_space({"A": Interval(1, 4)}), "exhaustive", seed=1, journal=journal)
+
+
+def test_a_started_trial_that_never_finished_is_a_runtime_failure_on_resume(tmp_path: Path) -> None:
+    from pytest_autotune.tuning.tuner import UNFINISHED_DETAIL
+
+    journal = tmp_path / "j.jsonl"
+    tuner = _small_tuner(journal)
+    first = tuner.ask()
+    assert first is not None
+    tuner.start(first)
+    tuner.tell(first, 1.0)
+    crashing = tuner.ask()
+    assert crashing is not None
+    tuner.start(crashing)
+    tuner.close()  # the process "dies" here: no outcome, no cancellation
+    assert [s.config for s in read_journal(journal).unfinished] == [crashing.config]
+
+    resumed = _small_tuner(journal)
+    history = resumed.history
+    assert [(r.config, r.outcome.label) for r in history] == [
+        (first.config, "ok"),
+        (crashing.config, "runtime"),
+    ]
+    assert history[1].outcome.detail == UNFINISHED_DETAIL
+    evaluated: list[dict[str, Any]] = []
+    resumed.run(lambda c: evaluated.append(dict(c)) or 1.0)
+    assert crashing.config not in evaluated
+    assert len(evaluated) == 2
+    assert read_journal(journal).unfinished == []  # the failure is journaled, read as such later
+
+
+def test_a_cancelled_start_is_evaluated_again_on_resume(tmp_path: Path) -> None:
+    journal = tmp_path / "j.jsonl"
+    tuner = _small_tuner(journal)
+    trial = tuner.ask()
+    assert trial is not None
+    tuner.start(trial)
+    tuner.cancel(trial)  # an interrupt: no outcome, but not a crash either
+    tuner.close()
+    assert read_journal(journal).unfinished == []
+    evaluated: list[dict[str, Any]] = []
+    _small_tuner(journal).run(lambda c: evaluated.append(dict(c)) or 1.0)
+    assert evaluated[0] == trial.config
+
+
+def test_a_version_1_journal_still_resumes(tmp_path: Path) -> None:
+    journal = tmp_path / "j.jsonl"
+    with _small_tuner(journal) as tuner:
+        trial = tuner.ask()
+        assert trial is not None
+        tuner.tell(trial, 1.0)
+    lines = journal.read_text().splitlines()
+    header = json.loads(lines[0])
+    journal.write_text("\n".join([json.dumps({**header, "version": 1}), *lines[1:]]) + "\n")
+    assert len(_small_tuner(journal).history) == 1
+
+
+def test_the_journal_lock_names_the_holder_and_is_released(tmp_path: Path) -> None:
+    import os
+
+    from pytest_autotune.tuning.journal import JournalBusy, hold_journal
+
+    journal = tmp_path / "j.jsonl"
+    busy = pytest.raises(JournalBusy, match=f"another process \\(pid {os.getpid()}\\)")
+    with hold_journal(journal), busy, hold_journal(journal, wait=0.2):
+        pass
+    with hold_journal(journal, wait=0.2):  # released when the holder left
+        pass
+    assert not journal.exists()  # only the lock file was created
