@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
 
 from pytest_autotune.backends.base import Backend, BackendError
+from pytest_autotune.outcome import Rejected
 from pytest_autotune.timing.measure import Stats, Timer, bad_value
 
 if TYPE_CHECKING:
@@ -25,14 +26,6 @@ T = TypeVar("T")
 TRIAL_REPEAT: Final = 5
 #: Timed calls per :meth:`Autotune.measure` otherwise (checks, baselines, finalists).
 MEASURE_REPEAT: Final = 10
-
-
-class Rejected(Exception):
-    """Raised by :meth:`Autotune.reject`: the configuration is infeasible (trial label ``constraints``)."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 class Autotune:

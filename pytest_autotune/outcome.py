@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
-__all__ = ["FAILURE_LABELS", "LABELS", "Label", "Outcome"]
+__all__ = ["FAILURE_LABELS", "LABELS", "Label", "Outcome", "Rejected"]
 
 Label = Literal["ok", "correctness", "compile", "runtime", "timeout", "constraints"]
 LABELS: Final[tuple[Label, ...]] = get_args(Label)
@@ -56,3 +56,11 @@ class Outcome:
     def feasible(self) -> bool:
         """True when the configuration produced a value."""
         return self.label == "ok"
+
+
+class Rejected(Exception):
+    """Raised by ``autotune.reject(reason)``: the configuration is infeasible (label ``constraints``)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

@@ -83,7 +83,7 @@ class Policy:
     tuner's default). ``tolerance`` is relative (0.1 = 10%), ``floor`` absolute in the objective's
     unit, ``noise_k`` multiplies the interquartile range. ``repeat`` None means the mode's default
     number of timed calls per :meth:`measure`. ``isolate`` says where tuning trials run
-    (``process``: a worker subprocess per test, see :mod:`pytest_autotune.plugin.trial_worker`; ``none``:
+    (``process``: a worker subprocess per test, see :mod:`pytest_autotune.plugin.worker_parent`; ``none``:
     in the pytest process; ``auto``: ``process`` on POSIX systems); ``trial_timeout`` (seconds, None
     for no limit) and ``worker_memory`` (bytes of growth before the worker is restarted, None for no
     limit) apply to isolated trials only. ``explicit`` lists the keys set by any layer other than the

@@ -190,7 +190,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     session = _session(pyfuncitem.config)
     fixture: Autotune = pyfuncitem.funcargs["autotune"]  # type: ignore[assignment]
     if session.trial_worker is not None:
-        from pytest_autotune.plugin.trial_worker import serve_item
+        from pytest_autotune.plugin.worker_main import serve_item
 
         serve_item(pyfuncitem, fixture, session.trial_worker)
         return True

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from pytest_autotune.fixture import Autotune
     from pytest_autotune.plugin.planning import ItemPlan
     from pytest_autotune.plugin.session import AutotuneSession
-    from pytest_autotune.plugin.trial_worker import IsolatedTrials
+    from pytest_autotune.plugin.worker_parent import IsolatedTrials
 
 __all__ = ["run_item", "shared_function_fixtures"]
 
@@ -111,7 +111,7 @@ def _tune(
     try:
         with TuningProgress(session.config, item.nodeid, plan.policy.unit) as progress:
             if plan.policy.isolated:
-                from pytest_autotune.plugin.trial_worker import IsolatedTrials
+                from pytest_autotune.plugin.worker_parent import IsolatedTrials
 
                 isolated = IsolatedTrials(session, item, plan)
             with isolated or contextlib.nullcontext():

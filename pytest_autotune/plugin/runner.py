@@ -1,15 +1,13 @@
 """Calling a tunable test's body once with a configuration, and naming what happened.
 
-:func:`run_trial` turns the exceptions of one call into a trial outcome: a failed ``assert`` is
-``correctness``, ``autotune.reject`` is ``constraints``, a backend's build and launch errors are
-``compile``/``runtime`` (classified by the backend, asked only while its device library is loaded:
-:func:`pytest_autotune.backends.loaded_backends`), anything else is ``runtime`` with the error kept
-as detail. ``pytest.skip``/``fail``/``xfail``, ``KeyboardInterrupt`` and ``SystemExit`` derive from
+:func:`run_trial` turns the exceptions of one call into a trial outcome
+(:func:`pytest_autotune.backends.errors.classify_exception` names them).
+``pytest.skip``/``fail``/``xfail``, ``KeyboardInterrupt`` and ``SystemExit`` derive from
 ``BaseException`` and are not caught: they end the tuning loop exactly as they would end a plain
-test (so does ``pytest.exit``, although it derives from ``Exception``). :func:`run_final` calls
-the body as the real test, letting every exception through. A :class:`TrialRunner` is what tune
-mode calls per trial: in this process (:class:`InProcessTrials`) or in a worker
-(:mod:`pytest_autotune.plugin.trial_worker`).
+test (so does ``pytest.exit``, although it derives from ``Exception``). :func:`run_final` calls the
+body as the real test, letting every exception through. A :class:`TrialRunner` is what tune mode
+calls per trial: in this process (:class:`InProcessTrials`) or in a worker
+(:mod:`pytest_autotune.plugin.worker_parent`).
 
 If the test also uses pytest-benchmark's ``benchmark`` fixture, the configuration goes into its
 ``extra_info``; during tuning trials the fixture is switched off and re-armed before each call (it
@@ -18,21 +16,19 @@ may only be used once per test), and switched back on for the final call.
 
 from __future__ import annotations
 
-import traceback
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from pytest_autotune.backends import loaded_backends
-from pytest_autotune.fixture import Autotune, Rejected
-from pytest_autotune.outcome import Label, Outcome
+from pytest_autotune.backends.errors import classify_exception
+from pytest_autotune.fixture import Autotune
+from pytest_autotune.outcome import Label, Outcome, Rejected
 from pytest_autotune.timing.measure import Stats
 
 if TYPE_CHECKING:
     import pytest
 
-__all__ = ["BodyRun", "InProcessTrials", "TrialRunner", "classify_exception", "run_final", "run_trial"]
+__all__ = ["BodyRun", "InProcessTrials", "TrialRunner", "run_final", "run_trial"]
 
-_DETAIL_LIMIT: Final = 2000
 _BENCHMARK_ENABLED: Final = "_pytest_autotune_enabled"
 
 
@@ -63,28 +59,6 @@ class BodyRun:
         if stats is None:
             raise ValueError("a run without samples has no outcome")
         return Outcome.ok(stats.median)
-
-
-def describe_exception(exc: BaseException) -> str:
-    """``Type: message (file:line)`` of the innermost frame, cut to a readable length."""
-    text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-    frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ else []
-    if frames:
-        text += f" ({frames[-1].filename}:{frames[-1].lineno})"
-    return text if len(text) <= _DETAIL_LIMIT else text[: _DETAIL_LIMIT - 3] + "..."
-
-
-def classify_exception(exc: Exception) -> tuple[Label, str]:
-    """The trial label and detail of an exception raised by a test body."""
-    if isinstance(exc, Rejected):
-        return "constraints", exc.reason
-    if isinstance(exc, AssertionError):
-        return "correctness", describe_exception(exc)
-    for backend in loaded_backends():
-        found = backend.classify(exc)
-        if found is not None:
-            return found
-    return "runtime", describe_exception(exc)
 
 
 def _call_test_function(item: pytest.Function) -> None:

@@ -3,7 +3,7 @@
 One :class:`AutotuneSession` lives in ``config.stash`` of every pytest process (the single process,
 the xdist controller and each worker). Workers run tests; the controller (or the single process)
 collects their results from reports and writes the store (:mod:`pytest_autotune.plugin.controller`). A
-*trial worker* (:mod:`pytest_autotune.plugin.trial_worker`) has ``trial_worker`` set: it serves the trials of
+*trial worker* (:mod:`pytest_autotune.plugin.worker_main`) has ``trial_worker`` set: it serves the trials of
 one test for its parent, and reports and writes nothing.
 """
 
@@ -23,7 +23,7 @@ from pytest_autotune.store import Store, check_writable
 if TYPE_CHECKING:
     import pytest
 
-    from pytest_autotune.plugin.trial_worker import WorkerSpec
+    from pytest_autotune.plugin.worker_protocol import WorkerSpec
 
 __all__ = ["AutotuneSession", "CollectionInfo"]
 
@@ -78,7 +78,7 @@ def _trial_worker_spec() -> WorkerSpec | None:
     """This process's trial-worker spec when the plugin started it as one (else None)."""
     if TRIAL_WORKER_ENV not in os.environ:
         return None
-    from pytest_autotune.plugin.trial_worker import WorkerSpec
+    from pytest_autotune.plugin.worker_protocol import WorkerSpec
 
     return WorkerSpec.from_environ()
 

@@ -3,7 +3,7 @@
 1. **Search**: :class:`~pytest_autotune.tuning.tuner.Tuner` proposes configurations; each trial is one
    call of the test body through a :class:`~pytest_autotune.plugin.runner.TrialRunner`, in this process
    (fixtures set up once, before the first trial) or in a worker process that set the test up
-   itself (:mod:`pytest_autotune.plugin.trial_worker`: a crash or hang is a failed trial). The journal
+   itself (:mod:`pytest_autotune.plugin.worker_parent`: a crash or hang is a failed trial). The journal
    makes an interrupted run resume; when tuning ends otherwise it is renamed ``*.done.jsonl`` so
    the next ``--autotune`` starts afresh (the finished journal stays for reports).
 2. **Finalists**: the best few configurations, the declared default and the committed

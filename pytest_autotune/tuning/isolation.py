@@ -20,7 +20,7 @@ leaves no worker behind, even one stuck in a hung trial.
 :class:`IsolatedObjective` applies this to the library: wrap an objective and
 pass it to :meth:`pytest_autotune.tuning.tuner.Tuner.run`. The pytest plugin's worker
 (a pytest sub-session that sets the test up itself) is in
-:mod:`pytest_autotune.plugin.trial_worker`.
+:mod:`pytest_autotune.plugin.worker_parent`.
 
 Hand-written because the standard pools do not fit: ``ProcessPoolExecutor``
 marks the whole pool broken after one crashed call and cannot stop a call that

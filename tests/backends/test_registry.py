@@ -29,10 +29,10 @@ from pytest_autotune.backends import (
     get_backend,
     register_backend,
 )
+from pytest_autotune.backends.errors import classify_exception
 from pytest_autotune.backends.host import HostBackend, host_key
 from pytest_autotune.fixture import Autotune
 from pytest_autotune.plugin.devices import DeviceResolver, WorkerSlot
-from pytest_autotune.plugin.runner import classify_exception
 from pytest_autotune.policy import merge_policy
 from pytest_autotune.space import Interval, build_space
 from pytest_autotune.timing.measure import DefaultTimer
@@ -119,7 +119,7 @@ from pytest_autotune.backends import backend_for_fixtures, fixture_modules, get_
 import pytest_autotune.backends.opencl
 import pytest_autotune.backends.opencl.fixtures
 from pytest_autotune.plugin.devices import DeviceResolver, WorkerSlot
-from pytest_autotune.plugin.runner import classify_exception
+from pytest_autotune.backends.errors import classify_exception
 from pytest_autotune.timing.measure import DefaultTimer
 
 opencl = backend_for_fixtures(["autotune", "cl_queue"])

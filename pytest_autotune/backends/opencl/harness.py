@@ -23,10 +23,10 @@ import pyopencl as cl
 
 from pytest_autotune.api import get_spec
 from pytest_autotune.backends import get_backend
+from pytest_autotune.backends.errors import classify_exception
 from pytest_autotune.backends.opencl import create_context, create_queue, device_key, select_device
 from pytest_autotune.fixture import Autotune
 from pytest_autotune.outcome import Outcome
-from pytest_autotune.plugin.runner import classify_exception
 from pytest_autotune.policy import merge_policy
 from pytest_autotune.space.base import Space
 from pytest_autotune.timing.measure import DefaultTimer, Stats

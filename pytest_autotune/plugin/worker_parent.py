@@ -1,4 +1,4 @@
-"""Isolated tuning trials in pytest: a worker pytest process per tunable test.
+"""The parent side of isolated trials: start a worker pytest per tuned test and send it trials.
 
 Fixtures such as OpenCL contexts cannot be sent to another process, and OpenCL drivers are not
 fork-safe, so the worker is a fresh ``python -m pytest`` (started by fork + exec, nothing of the
@@ -43,7 +43,6 @@ alive (:func:`remove_stale_worker_dirs`); those of live runs are never touched.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import shutil
@@ -53,36 +52,28 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final
 
-from pytest_autotune.plugin.options import TRIAL_WORKER_ENV
-from pytest_autotune.plugin.runner import BodyRun, run_trial
-from pytest_autotune.tuning.isolation import Launched, Worker, WorkerFailure, serve_requests, watch_parent
+from pytest_autotune.plugin.runner import BodyRun
+from pytest_autotune.plugin.worker_protocol import ENV_VAR, BodyEnded, TrialReply, TrialRequest, WorkerSpec
+from pytest_autotune.tuning.isolation import Launched, Worker, WorkerFailure
 
 if TYPE_CHECKING:
     import pytest
 
-    from pytest_autotune.fixture import Autotune
-    from pytest_autotune.outcome import Label
     from pytest_autotune.plugin.planning import ItemPlan
     from pytest_autotune.plugin.session import AutotuneSession
 
 __all__ = [
-    "ENV_VAR",
+    "START_TIMEOUT",
     "WORKER_DIR_PREFIX",
     "IsolatedTrials",
-    "TrialReply",
-    "TrialRequest",
-    "WorkerSpec",
     "remove_stale_worker_dirs",
-    "serve_item",
+    "worker_arguments",
 ]
 
-#: Environment variable that puts a pytest process in trial-worker mode (JSON of :class:`WorkerSpec`).
-ENV_VAR: Final = TRIAL_WORKER_ENV
 #: Seconds a worker may take to collect and set up its test before it counts as failed.
 START_TIMEOUT: Final = 300.0
 
@@ -91,93 +82,7 @@ WORKER_DIR_PREFIX: Final = "pytest-autotune-worker-"
 _OWNED_DIR: Final = re.compile(re.escape(WORKER_DIR_PREFIX) + r"(\d+)-")
 _stale_dirs_checked = False
 
-EndKind = Literal["skip", "xfail", "fail", "exit", "interrupt", "system-exit"]
 
-
-@dataclass(frozen=True)
-class WorkerSpec:
-    """What a trial worker serves: one node id, over the channel and parent-watch descriptors."""
-
-    nodeid: str
-    channel_fd: int
-    watch_fd: int
-
-    def to_env(self) -> str:
-        """The value of :data:`ENV_VAR`."""
-        return json.dumps({"nodeid": self.nodeid, "channel_fd": self.channel_fd, "watch_fd": self.watch_fd})
-
-    @classmethod
-    def from_environ(cls) -> WorkerSpec | None:
-        """The spec of this process, removed from the environment (the body's subprocesses are no workers)."""
-        text = os.environ.pop(ENV_VAR, None)
-        if not text:
-            return None
-        data = json.loads(text)
-        return cls(str(data["nodeid"]), int(data["channel_fd"]), int(data["watch_fd"]))
-
-
-@dataclass(frozen=True)
-class TrialRequest:
-    """Parent -> worker: call the body once with ``config`` (``repeat`` timed calls per measure)."""
-
-    config: dict[str, Any]
-    repeat: int
-
-
-@dataclass(frozen=True)
-class TrialReply:
-    """Worker -> parent: what one call of the body produced."""
-
-    samples: tuple[float, ...]
-    label: Label
-    detail: str
-
-
-@dataclass(frozen=True)
-class BodyEnded:
-    """Worker -> parent: the body raised a pytest outcome or an interrupt; tuning must end."""
-
-    kind: EndKind
-    message: str
-
-
-# -- worker side ----------------------------------------------------------------------------------------
-def _ended(exc: BaseException) -> BodyEnded:
-    import pytest
-
-    message = str(getattr(exc, "msg", None) or exc)
-    if isinstance(exc, pytest.skip.Exception):
-        return BodyEnded("skip", message)
-    if isinstance(exc, pytest.xfail.Exception):
-        return BodyEnded("xfail", message)
-    if isinstance(exc, pytest.fail.Exception):
-        return BodyEnded("fail", message)
-    if isinstance(exc, pytest.exit.Exception):
-        return BodyEnded("exit", message)
-    if isinstance(exc, KeyboardInterrupt):
-        return BodyEnded("interrupt", message)
-    return BodyEnded("system-exit", f"{type(exc).__name__}({message})")
-
-
-def serve_item(item: pytest.Function, autotune: Autotune, spec: WorkerSpec) -> None:
-    """Worker mode's test call: answer trial requests for ``item`` until told to stop."""
-    watch_parent(lambda: os.read(spec.watch_fd, 1))
-    channel = Connection(spec.channel_fd)
-
-    def handle(request: TrialRequest) -> tuple[Any, bool]:
-        try:
-            run = run_trial(item, autotune, request.config, repeat=request.repeat)
-        except BaseException as exc:  # pytest outcomes and interrupts end the loop; the parent re-raises
-            return _ended(exc), False
-        return TrialReply(run.samples, run.label, run.detail), True
-
-    try:
-        serve_requests(channel, handle)
-    finally:
-        channel.close()
-
-
-# -- parent side ----------------------------------------------------------------------------------------
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -1,0 +1,63 @@
+"""The worker side of isolated trials: a pytest process that serves one test's trials to its parent.
+
+The worker is a fresh ``python -m pytest`` started by :mod:`pytest_autotune.plugin.worker_parent`.
+It collects the test's file, keeps only the test's node id, creates its fixtures (conftest timers
+included) and then, instead of calling the body once, serves trials (:func:`serve_item`): receive
+a configuration, call the body (:func:`~pytest_autotune.plugin.runner.run_trial`), send back the
+samples and the outcome label. ``pytest.skip``/``xfail``/``fail``/``exit``, ``KeyboardInterrupt``
+and ``SystemExit`` raised by the body end the serving loop and travel back as a
+:class:`~pytest_autotune.plugin.worker_protocol.BodyEnded`, which the parent raises again. The
+worker also watches its parent and exits when the parent is gone.
+"""
+
+from __future__ import annotations
+
+import os
+from multiprocessing.connection import Connection
+from typing import TYPE_CHECKING, Any
+
+from pytest_autotune.plugin.runner import run_trial
+from pytest_autotune.plugin.worker_protocol import BodyEnded, TrialReply, TrialRequest, WorkerSpec
+from pytest_autotune.tuning.isolation import serve_requests, watch_parent
+
+if TYPE_CHECKING:
+    import pytest
+
+    from pytest_autotune.fixture import Autotune
+
+__all__ = ["serve_item"]
+
+
+def _ended(exc: BaseException) -> BodyEnded:
+    import pytest
+
+    message = str(getattr(exc, "msg", None) or exc)
+    if isinstance(exc, pytest.skip.Exception):
+        return BodyEnded("skip", message)
+    if isinstance(exc, pytest.xfail.Exception):
+        return BodyEnded("xfail", message)
+    if isinstance(exc, pytest.fail.Exception):
+        return BodyEnded("fail", message)
+    if isinstance(exc, pytest.exit.Exception):
+        return BodyEnded("exit", message)
+    if isinstance(exc, KeyboardInterrupt):
+        return BodyEnded("interrupt", message)
+    return BodyEnded("system-exit", f"{type(exc).__name__}({message})")
+
+
+def serve_item(item: pytest.Function, autotune: Autotune, spec: WorkerSpec) -> None:
+    """Worker mode's test call: answer trial requests for ``item`` until told to stop."""
+    watch_parent(lambda: os.read(spec.watch_fd, 1))
+    channel = Connection(spec.channel_fd)
+
+    def handle(request: TrialRequest) -> tuple[Any, bool]:
+        try:
+            run = run_trial(item, autotune, request.config, repeat=request.repeat)
+        except BaseException as exc:  # pytest outcomes and interrupts end the loop; the parent re-raises
+            return _ended(exc), False
+        return TrialReply(run.samples, run.label, run.detail), True
+
+    try:
+        serve_requests(channel, handle)
+    finally:
+        channel.close()
