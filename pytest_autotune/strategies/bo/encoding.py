@@ -37,7 +37,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pytest_autotune.space.base import FeatureBlock, Points, Space
-from pytest_autotune.space.params import Interval, Param, Set
+from pytest_autotune.space.params.base import Param
 from pytest_autotune.strategies.bo.options import PermutationDistance
 
 if TYPE_CHECKING:
@@ -64,8 +64,7 @@ def _listed_feature_values(param: Param) -> NDArray[np.float64] | None:
     over the domain, in log space when ``param.log_scale``. None when the
     parameter is not an explicit numeric list.
     """
-    listed = isinstance(param, Set) or (isinstance(param, Interval) and param.generator is not None)
-    if not listed or not param.is_numeric or not 1 < param.size <= MAX_ORDINAL_VALUES:
+    if not param.is_listed or not param.is_numeric or not 1 < param.size <= MAX_ORDINAL_VALUES:
         return None
     values = np.asarray(param.values(), dtype=np.float64)
     lo, hi = float(values.min()), float(values.max())
