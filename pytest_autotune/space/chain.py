@@ -392,9 +392,7 @@ class ChainSpace(Space):
             ],
             dtype=np.int64,
         )
-        reals = np.array(
-            [[float(declared.get(n, self.params[n].ends()[0])) for n in self._reals]], dtype=np.float64
-        )
+        reals = np.array([[float(declared.get(n, self.params[n].bounds()[0])) for n in self._reals]])
         reals = reals.reshape(1, len(self._reals))
         config = self.configs(Points(codes, reals))[0]
         if self._real_atoms and not self._reals_ok(codes, reals)[0]:

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pytest_autotune.space.base import FeatureBlock
 from pytest_autotune.space.params.base import Param
 
-__all__ = ["feature_layout", "numeric_bounds"]
+__all__ = ["feature_layout"]
 
 
 def feature_layout(params: Mapping[str, Param]) -> tuple[FeatureBlock, ...]:
@@ -31,8 +31,3 @@ def feature_layout(params: Mapping[str, Param]) -> tuple[FeatureBlock, ...]:
         blocks.append(FeatureBlock(name, kind, slice(col, col + width), n_categories=n_categories))
         col += width
     return tuple(blocks)
-
-
-def numeric_bounds(p: Param) -> tuple[float, float]:
-    """Smallest and largest value of a numeric domain (without materialising it)."""
-    return p.bounds()

@@ -85,9 +85,9 @@ class Group(ABC):
 
     @abstractmethod
     def neighbours(self, code: int) -> dict[str, NDArray[np.int64]]:
-        """Per parameter, the valid codes that change only it: for ordered parameters the nearest
-        valid value below and above, for kinds with moves of their own those one move away
-        (:meth:`Param.neighbour_positions`: for permutations, one swap), otherwise every valid
+        """Per parameter, the valid codes that change only it: for kinds with moves of their own
+        those one move away (:meth:`Param.neighbour_positions`: for permutations, one swap), for
+        ordered parameters the nearest valid value below and above, otherwise every valid
         alternative. The batch form of :meth:`alternatives`."""
 
     @abstractmethod

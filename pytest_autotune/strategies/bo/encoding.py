@@ -8,7 +8,7 @@ block, honouring the ``permutation_distance`` option. It imports no torch;
 the kernel modules are created by :meth:`Encoding.make_block_distances`.
 
 Ordinal numbers (option ``ordinal``): a numeric parameter declared as an
-explicit list of values (``Set``, or ``Interval`` with a generator) is
+explicit list of values (``Param.is_listed``: ``Set``, or ``Interval`` with a generator) is
 modelled by its position in the list, scaled to [0, 1], rather than by its
 value. Tuning parameters are listed at the steps their author considers
 meaningful (``1, 2, 4, 8, 16``; ``16, 32, 48, ...``), so the position is the
