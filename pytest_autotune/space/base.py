@@ -18,14 +18,14 @@ import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from pytest_autotune.space.constraints import Constraint
 from pytest_autotune.space.declaration import Declaration
-from pytest_autotune.space.params import Param
+from pytest_autotune.space.params.base import FeatureKind, Param
 
 __all__ = ["Config", "FeatureBlock", "Points", "Space"]
 
@@ -86,9 +86,6 @@ class Points:
         for i, key in enumerate(self.keys()):
             seen.setdefault(key, i)
         return self[np.fromiter(seen.values(), dtype=np.int64, count=len(seen))]
-
-
-FeatureKind = Literal["numeric", "categorical", "permutation"]
 
 
 @dataclass(frozen=True)

@@ -32,10 +32,9 @@ from pytest_autotune.space.build import build_tree
 from pytest_autotune.space.declaration import Declaration
 from pytest_autotune.space.domain import filter_domain
 from pytest_autotune.space.errors import EmptySpaceError, SpaceError
-from pytest_autotune.space.features import ValueEncoder, feature_layout
+from pytest_autotune.space.features import feature_layout
 from pytest_autotune.space.groups import FreeGroup, Group, TreeGroup
 from pytest_autotune.space.order import group_parameters, level_order
-from pytest_autotune.space.params import Real
 from pytest_autotune.space.vectorize import Atom, split_constraint
 
 __all__ = ["ChainSpace"]
@@ -112,7 +111,6 @@ class ChainSpace(Space):
             self._groups.append(TreeGroup(tree, group))
         self._group_of = {n: g for g, group in enumerate(self._groups) for n in group.names}
         self._position = {n: i for i, n in enumerate(self.names)}
-        self._real_encoders = {n: ValueEncoder(params[n]) for n in self._reals}
         self._blocks = feature_layout(params)
         self._size = math.prod(g.size for g in self._groups)
         if declaration.declared_defaults():
@@ -164,15 +162,10 @@ class ChainSpace(Space):
     def _empty(self) -> Points:
         return Points(np.zeros((0, len(self._groups)), dtype=np.int64), np.zeros((0, len(self._reals))))
 
-    def _real(self, name: str) -> Real:
-        param = self.params[name]
-        assert isinstance(param, Real)
-        return param
-
     def _reals_from_unit(self, u: NDArray[np.float64]) -> NDArray[np.float64]:
         out = np.empty(u.shape, dtype=np.float64)
         for r, name in enumerate(self._reals):
-            out[:, r] = self._real(name).from_unit(u[:, r])
+            out[:, r] = self.params[name].values_from_unit(u[:, r])
         return out
 
     def _encode(
@@ -281,12 +274,12 @@ class ChainSpace(Space):
     ) -> list[NDArray[np.float64]]:
         found = []
         for r, name in enumerate(self._reals):
-            param = self._real(name)
-            here = float(param.to_unit(reals[r : r + 1])[0])
+            param = self.params[name]
+            here = float(param.unit_from_values(reals[r : r + 1])[0])
             for u in (here - REAL_STEP, here + REAL_STEP):
                 if 0.0 <= u <= 1.0:
                     candidate = reals.copy()
-                    candidate[r] = float(param.from_unit(np.array([u]))[0])
+                    candidate[r] = float(param.values_from_unit(np.array([u]))[0])
                     if self._reals_ok(codes[None, :], candidate[None, :])[0]:
                         found.append(candidate)
         return found
@@ -364,7 +357,7 @@ class ChainSpace(Space):
             for name, column in group.to_unit(points.codes[:, g]).items():
                 out[:, self._position[name]] = column
         for r, name in enumerate(self._reals):
-            out[:, self._position[name]] = self._real(name).to_unit(points.reals[:, r])
+            out[:, self._position[name]] = self.params[name].unit_from_values(points.reals[:, r])
         return out
 
     @property
@@ -378,7 +371,7 @@ class ChainSpace(Space):
         for g, group in enumerate(self._groups):
             columns.update(group.features(points.codes[:, g]))
         for r, name in enumerate(self._reals):
-            columns[name] = self._real_encoders[name].encode_reals(points.reals[:, r])
+            columns[name] = self.params[name].encode_values(points.reals[:, r])
         for block in self._blocks:
             out[:, block.columns] = columns[block.name]
         return out
@@ -399,7 +392,7 @@ class ChainSpace(Space):
             ],
             dtype=np.int64,
         )
-        reals = np.array([[float(declared.get(n, self._real(n).lo)) for n in self._reals]], dtype=np.float64)
+        reals = np.array([[float(declared.get(n, self.params[n].bounds()[0])) for n in self._reals]])
         reals = reals.reshape(1, len(self._reals))
         config = self.configs(Points(codes, reals))[0]
         if self._real_atoms and not self._reals_ok(codes, reals)[0]:

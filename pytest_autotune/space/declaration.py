@@ -12,7 +12,7 @@ from typing import Any
 
 from pytest_autotune.space.constraints import Constraint
 from pytest_autotune.space.errors import ConstraintError, SpaceError
-from pytest_autotune.space.params import NO_DEFAULT, Param
+from pytest_autotune.space.params.base import NO_DEFAULT, Param
 
 __all__ = ["ConstraintLike", "Declaration"]
 

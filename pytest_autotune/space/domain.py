@@ -14,15 +14,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pytest_autotune.space.errors import EmptySpaceError, SpaceError
-from pytest_autotune.space.params import Param, Permutation
+from pytest_autotune.space.params.base import Param
+from pytest_autotune.space.params.permutation import MAX_PERMUTATION_ITEMS
 from pytest_autotune.space.vectorize import Atom
 
 __all__ = ["MAX_ENUMERATED_DOMAIN", "MAX_PERMUTATION_ITEMS", "Domain", "check_enumerable", "filter_domain"]
 
 #: Largest domain a tree level enumerates (a parameter read by a constraint).
 MAX_ENUMERATED_DOMAIN = 2**32
-#: Largest permutation (in items) a tree level enumerates; free permutations have no limit.
-MAX_PERMUTATION_ITEMS = 9
 #: Most values a filtered domain may keep (its positions are materialised).
 MAX_KEPT_VALUES = 2**27
 #: Values per chunk when filtering a domain (bounds the temporary memory: 32 KiB per int64 array).
@@ -59,21 +58,9 @@ class Domain:
 
 
 def check_enumerable(name: str, param: Param) -> None:
-    """Raise when ``param`` is read by a constraint but too large to enumerate."""
-    if isinstance(param, Permutation) and len(param.items) > MAX_PERMUTATION_ITEMS:
-        raise SpaceError(
-            f"parameter {name!r}: a Permutation of {len(param.items)} items is read by a constraint, "
-            f"so its {param.size} orderings would be enumerated; at most {MAX_PERMUTATION_ITEMS} items "
-            "are supported there (an unconstrained permutation has no limit)",
-            parameter=name,
-        )
-    if param.size > MAX_ENUMERATED_DOMAIN:
-        raise SpaceError(
-            f"parameter {name!r}: {param.describe()} has {param.size} values and is read by a "
-            f"constraint, so it would be enumerated; at most {MAX_ENUMERATED_DOMAIN} values are "
-            "supported there (narrow the range, or use a step or a Pow2)",
-            parameter=name,
-        )
+    """Raise when ``param`` is read by a constraint but too large to enumerate (each kind knows
+    its limit: :meth:`Param.check_enumerable`; permutations at most ``MAX_PERMUTATION_ITEMS``)."""
+    param.check_enumerable(name, MAX_ENUMERATED_DOMAIN)
 
 
 def filter_domain(name: str, param: Param, atoms: Sequence[Atom]) -> Domain:

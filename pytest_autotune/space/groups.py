@@ -9,7 +9,6 @@ chain space composes without ever forming the product of groups.
 
 from __future__ import annotations
 
-import itertools
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -18,9 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pytest_autotune.space.errors import SpaceError
-from pytest_autotune.space.features import ValueEncoder
-from pytest_autotune.space.params import Param, Permutation, to_python
-from pytest_autotune.space.permutations import rank_permutations
+from pytest_autotune.space.params.base import Param, to_python
 from pytest_autotune.space.tree import FlatTree
 
 __all__ = ["MAX_FREE_DOMAIN", "FreeGroup", "Group", "TreeGroup"]
@@ -45,19 +42,6 @@ def _outward(start: int, stop: int, step: int) -> Iterator[NDArray[np.int64]]:
         yield np.arange(here, end, step, dtype=np.int64)
         here = end
         size *= 2
-
-
-def _swaps(param: Permutation, position: int) -> NDArray[np.int64]:
-    """Domain positions of the orderings one swap of two items away from ``position``."""
-    order = param.orders(np.array([position], dtype=np.int64))[0]
-    pairs = list(itertools.combinations(range(len(order)), 2))
-    if not pairs:
-        return np.zeros(0, dtype=np.int64)
-    swapped = np.tile(order, (len(pairs), 1))
-    rows = np.arange(len(pairs))
-    i, j = np.array(pairs).T
-    swapped[rows, i], swapped[rows, j] = order[j], order[i]
-    return rank_permutations(swapped)
 
 
 class Group(ABC):
@@ -101,9 +85,10 @@ class Group(ABC):
 
     @abstractmethod
     def neighbours(self, code: int) -> dict[str, NDArray[np.int64]]:
-        """Per parameter, the valid codes that change only it: for ordered parameters the nearest
-        valid value below and above, otherwise every valid alternative (for permutations, those
-        one swap away). The batch form of :meth:`alternatives`."""
+        """Per parameter, the valid codes that change only it: for kinds with moves of their own
+        those one move away (:meth:`Param.neighbour_positions`: for permutations, one swap), for
+        ordered parameters the nearest valid value below and above, otherwise every valid
+        alternative. The batch form of :meth:`alternatives`."""
 
     @abstractmethod
     def default(self, declared: Mapping[str, int]) -> int:
@@ -125,7 +110,6 @@ class FreeGroup(Group):
         self.param = param
         self.names = (name,)
         self.size = param.size
-        self.encoder = ValueEncoder(param)
 
     def sample(self, n: int, rng: np.random.Generator) -> NDArray[np.int64]:
         return rng.integers(0, self.size, size=n, dtype=np.int64)
@@ -145,19 +129,21 @@ class FreeGroup(Group):
         return {self.name: (codes + 0.5) / self.size}
 
     def features(self, codes: NDArray[np.int64]) -> dict[str, NDArray[np.float64]]:
-        return {self.name: self.encoder.encode_positions(codes)}
+        return {self.name: self.param.encode_positions(codes)}
 
     def alternatives(self, code: int, name: str) -> tuple[bool, list[Stream]]:
-        if isinstance(self.param, Permutation):
-            return False, [iter([_swaps(self.param, code)])]
+        moves = self.param.neighbour_positions(code)
+        if moves is not None:
+            return False, [iter([moves])]
         if self.param.is_ordered:
             return True, [_outward(code - 1, -1, -1), _outward(code + 1, self.size, 1)]
         others = np.delete(np.arange(self.size, dtype=np.int64), code)
         return False, [iter([others])]
 
     def neighbours(self, code: int) -> dict[str, NDArray[np.int64]]:
-        if isinstance(self.param, Permutation):
-            return {self.name: _swaps(self.param, code)}
+        moves = self.param.neighbour_positions(code)
+        if moves is not None:
+            return {self.name: moves}
         if self.param.is_ordered:
             near = [c for c in (code - 1, code + 1) if 0 <= c < self.size]
             return {self.name: np.array(near, dtype=np.int64)}
@@ -204,7 +190,7 @@ class TreeGroup(Group):
         level = self.tree.levels[k]
         table = self._tables.get(level.name)
         if table is None:
-            table = ValueEncoder(level.param).encode_positions(level.positions)
+            table = level.param.encode_positions(level.positions)
             self._tables[level.name] = table
         return table
 
@@ -229,9 +215,10 @@ class TreeGroup(Group):
         level = self.tree.levels[k]
         base = self.tree.ranks(np.array([code], dtype=np.int64))[0]
         here = int(base[k])
-        if isinstance(level.param, Permutation):
-            swaps = self.tree.ranks_of_positions(k, _swaps(level.param, int(level.positions[here])))
-            return False, [self._stream(base, k, iter([swaps[swaps >= 0]]))]
+        moves = level.param.neighbour_positions(int(level.positions[here]))
+        if moves is not None:
+            ranks = self.tree.ranks_of_positions(k, moves)
+            return False, [self._stream(base, k, iter([ranks[ranks >= 0]]))]
         if level.param.is_ordered:
             below = self._stream(base, k, _outward(here - 1, -1, -1))
             above = self._stream(base, k, _outward(here + 1, level.width, 1))
@@ -247,10 +234,13 @@ class TreeGroup(Group):
         base = self.tree.ranks(np.array([code], dtype=np.int64))[0]
         candidates: list[NDArray[np.int64]] = []  # per level: alternative ranks tried at once
         wide: list[int] = []  # levels too wide to try whole: walked outwards instead
+        moved: set[int] = set()  # levels whose kind has moves of its own (permutations: swaps)
         for k, level in enumerate(self.tree.levels):
-            if isinstance(level.param, Permutation):
-                swaps = self.tree.ranks_of_positions(k, _swaps(level.param, int(level.positions[base[k]])))
-                candidates.append(swaps[swaps >= 0])
+            moves = level.param.neighbour_positions(int(level.positions[base[k]]))
+            if moves is not None:
+                ranks = self.tree.ranks_of_positions(k, moves)
+                candidates.append(ranks[ranks >= 0])
+                moved.add(k)
             elif level.width <= BATCH_WIDTH:
                 candidates.append(np.delete(np.arange(level.width, dtype=np.int64), base[k]))
             else:
@@ -272,7 +262,7 @@ class TreeGroup(Group):
                 out[level.name] = np.array([b[0] for b in nearest if b is not None], dtype=np.int64)
                 continue
             valid = found >= 0
-            if level.param.is_ordered and not isinstance(level.param, Permutation):
+            if level.param.is_ordered and k not in moved:
                 below, above = valid & (ranks < base[k]), valid & (ranks > base[k])
                 picked = [found[below][-1]] if below.any() else []
                 picked += [found[above][0]] if above.any() else []

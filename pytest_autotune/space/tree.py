@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pytest_autotune.space.domain import Domain
-from pytest_autotune.space.params import Param
+from pytest_autotune.space.params.base import Param
 
 __all__ = ["DENSE_LOOKUP", "FlatTree", "TreeLevel"]
 

@@ -34,11 +34,11 @@ from numpy.typing import NDArray
 from pytest_autotune.space.bounds import INT32_MAX, INT64_MAX, Operand, analyse
 from pytest_autotune.space.constraints import Constraint, is_boolean
 from pytest_autotune.space.errors import ConstraintError, SpaceError
-from pytest_autotune.space.params import Interval, Param, Permutation, Pow2, Real
+from pytest_autotune.space.params.base import Param
 from pytest_autotune.space.rewrite import compile_expression, conjuncts, names_read, rewrite
 from pytest_autotune.space.source import function_namespace, locate, resolve_name
 
-__all__ = ["Atom", "UndefinedValues", "operand_of_param", "split_constraint"]
+__all__ = ["Atom", "UndefinedValues", "split_constraint"]
 
 _GOLDEN = 0.6180339887498949
 #: Spread positions added to the extremes when a plan is cross-checked.
@@ -55,30 +55,6 @@ class UndefinedValues(Exception):
 
 class _NotVectorised(Exception):
     """The plan does not vectorise on these inputs (exception, wrong shape or dtype)."""
-
-
-def operand_of_param(param: Param) -> Operand:
-    """Static description of a parameter's values for the magnitude analysis."""
-    if isinstance(param, Real):
-        return Operand("float")
-    if isinstance(param, Permutation):
-        return Operand("other")
-    if isinstance(param, Interval) and param.generator is None:
-        last = param.lo + param.step * (param.size - 1)
-        return Operand("int", max(abs(param.lo), abs(last)))
-    if isinstance(param, Pow2):
-        return Operand("int", 1 << (param.hi.bit_length() - 1))
-    values = param.values()
-    kind = values.dtype.kind
-    if kind == "b":
-        return Operand("bool", 1)
-    if kind in "iu":
-        return Operand("int", max(abs(int(values.min())), abs(int(values.max()))))
-    if kind == "f":
-        return Operand("float")
-    if kind == "O" and all(isinstance(v, int) and not isinstance(v, bool) for v in values.tolist()):
-        return Operand("int", max(abs(v) for v in values.tolist()))
-    return Operand("other")
 
 
 @dataclass(frozen=True)
@@ -415,8 +391,8 @@ def split_constraint(
         located = locate(constraint.fn)
         expression = located.expression if located is not None else None
         namespace = function_namespace(constraint.fn)
-    operands = {n: operand_of_param(params[n]) for n in constraint.reads}
-    extremes = {n: _domain_ends(params[n]) for n in constraint.reads}
+    operands = {n: params[n].operand() for n in constraint.reads}
+    extremes = {n: params[n].ends() for n in constraint.reads}
     parts = conjuncts(expression) if expression is not None and split else []
     if expression is not None and _binds_names(expression):
         parts = []
@@ -433,9 +409,3 @@ def split_constraint(
 def _binds_names(expression: ast.expr) -> bool:
     """True when the expression binds names itself (comprehension, walrus, lambda): kept whole."""
     return any(isinstance(n, (ast.comprehension, ast.NamedExpr, ast.Lambda)) for n in ast.walk(expression))
-
-
-def _domain_ends(param: Param) -> NDArray[Any]:
-    if isinstance(param, Real):
-        return np.array([param.lo, param.hi], dtype=np.float64)
-    return param.values_at(np.array([0, param.size - 1], dtype=np.int64))

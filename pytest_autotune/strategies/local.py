@@ -42,7 +42,7 @@ import numpy as np
 
 from pytest_autotune.outcome import Outcome
 from pytest_autotune.space.base import Config, Points, Space
-from pytest_autotune.space.params import to_python
+from pytest_autotune.space.params.base import to_python
 from pytest_autotune.strategies.additive import AdditiveModel
 from pytest_autotune.strategies.archive import ArchiveStrategy
 from pytest_autotune.strategies.moves import mix, redraw_one
@@ -56,7 +56,7 @@ def _domain_sample(space: Space, name: str, rng: np.random.Generator, max_values
     """The values of parameter ``name`` (a random sample of ``max_values`` for large or real domains)."""
     param = space.params[name]
     if param.is_continuous:
-        return [float(v) for v in param.from_unit(rng.random(max_values))]  # type: ignore[attr-defined]
+        return [float(v) for v in param.values_from_unit(rng.random(max_values))]
     if param.size <= max_values:
         return [to_python(v) for v in param.values()]
     picks = rng.choice(param.size, size=max_values, replace=False)

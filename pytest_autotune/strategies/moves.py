@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pytest_autotune.space.base import Points, Space
-from pytest_autotune.space.params import to_python
+from pytest_autotune.space.params.base import to_python
 
 __all__ = ["UNIT_FLOOR", "Neighbourhood", "from_unit", "mix", "random_walk", "redraw_one", "reflect_unit"]
 
@@ -81,7 +81,7 @@ def redraw_one(space: Space, point: Points, rng: np.random.Generator, *, tries: 
         name = names[int(rng.integers(len(names)))]
         param = space.params[name]
         if param.is_continuous:
-            value: object = float(param.from_unit(rng.random(1))[0])  # type: ignore[attr-defined]
+            value: object = float(param.values_from_unit(rng.random(1))[0])
         else:
             if param.size < 2:
                 continue

@@ -8,7 +8,7 @@ block, honouring the ``permutation_distance`` option. It imports no torch;
 the kernel modules are created by :meth:`Encoding.make_block_distances`.
 
 Ordinal numbers (option ``ordinal``): a numeric parameter declared as an
-explicit list of values (``Set``, or ``Interval`` with a generator) is
+explicit list of values (``Param.is_listed``: ``Set``, or ``Interval`` with a generator) is
 modelled by its position in the list, scaled to [0, 1], rather than by its
 value. Tuning parameters are listed at the steps their author considers
 meaningful (``1, 2, 4, 8, 16``; ``16, 32, 48, ...``), so the position is the
@@ -37,7 +37,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pytest_autotune.space.base import FeatureBlock, Points, Space
-from pytest_autotune.space.params import Interval, Param, Set
+from pytest_autotune.space.params.base import Param
 from pytest_autotune.strategies.bo.options import PermutationDistance
 
 if TYPE_CHECKING:
@@ -64,8 +64,7 @@ def _listed_feature_values(param: Param) -> NDArray[np.float64] | None:
     over the domain, in log space when ``param.log_scale``. None when the
     parameter is not an explicit numeric list.
     """
-    listed = isinstance(param, Set) or (isinstance(param, Interval) and param.generator is not None)
-    if not listed or not param.is_numeric or not 1 < param.size <= MAX_ORDINAL_VALUES:
+    if not param.is_listed or not param.is_numeric or not 1 < param.size <= MAX_ORDINAL_VALUES:
         return None
     values = np.asarray(param.values(), dtype=np.float64)
     lo, hi = float(values.min()), float(values.max())
