@@ -21,7 +21,7 @@ from pytest_autotune.space.base import Config, FeatureBlock, Points, Space
 from pytest_autotune.space.declaration import Declaration
 from pytest_autotune.space.errors import EmptySpaceError, SpaceError
 from pytest_autotune.space.features import feature_layout
-from pytest_autotune.space.params import Param, Permutation, Real, to_python
+from pytest_autotune.space.params import Param, to_python
 
 __all__ = ["BruteForceSpace", "encode_value"]
 
@@ -31,18 +31,19 @@ REAL_REPAIR_ROUNDS = 1000
 
 
 def _numeric_bounds(p: Param) -> tuple[float, float]:
-    if isinstance(p, Real):
-        return p.lo, p.hi
+    if p.is_continuous:
+        return p.bounds()
     values = p.values()
     return float(values.min()), float(values.max())
 
 
 def encode_value(p: Param, value: Any) -> list[float]:
     """Features of one value of parameter ``p`` (reference encoding)."""
-    if isinstance(p, Permutation):
-        positions = [0.0] * len(p.items)
+    if p.feature_kind == "permutation":
+        items = list(p.values(0, 1)[0])  # rank 0 is the identity order: the items as declared
+        positions = [0.0] * len(items)
         for pos, item in enumerate(value):
-            positions[p.items.index(item)] = float(pos)
+            positions[items.index(item)] = float(pos)
         return positions
     if p.is_numeric:
         lo, hi = _numeric_bounds(p)
@@ -102,7 +103,7 @@ class BruteForceSpace(Space):
         for _ in range(10_000):
             u = rng.random(len(self._reals))
             reals = np.array(
-                [self.params[n].from_unit(u[i : i + 1])[0] for i, n in enumerate(self._reals)]  # type: ignore[attr-defined]
+                [self.params[n].values_from_unit(u[i : i + 1])[0] for i, n in enumerate(self._reals)]
             )
             if self._reals_ok(self._config(code, reals)):
                 return reals
@@ -152,11 +153,11 @@ class BruteForceSpace(Space):
         base = self.configs(point)[0]
         found: list[Config] = []
         for name, p in self.params.items():
-            if isinstance(p, Real):
-                lo = p.to_unit(np.array([base[name]]))[0]
+            if p.is_continuous:
+                lo = p.unit_from_values(np.array([base[name]]))[0]
                 for u in (lo - REAL_STEP, lo + REAL_STEP):
                     if 0.0 <= u <= 1.0:
-                        cand = dict(base, **{name: float(p.from_unit(np.array([u]))[0])})
+                        cand = dict(base, **{name: float(p.values_from_unit(np.array([u]))[0])})
                         if self.declaration.is_valid(cand):
                             found.append(cand)
                 continue
@@ -168,7 +169,7 @@ class BruteForceSpace(Space):
                 cand = dict(base, **{name: v})
                 if self.declaration.is_valid(cand):
                     valid_values.append(v)
-            if isinstance(p, Permutation):
+            if p.feature_kind == "permutation":
                 current = list(base[name])
                 swaps = set()
                 for i, j in itertools.combinations(range(len(current)), 2):
@@ -214,7 +215,7 @@ class BruteForceSpace(Space):
         for shift in range(REAL_REPAIR_ROUNDS + 1):
             u = [(x + shift * GOLDEN) % 1.0 if shift else x for x in unit]
             reals = np.array(
-                [self.params[n].from_unit(np.array([u[r]]))[0] for r, n in enumerate(self._reals)]  # type: ignore[attr-defined]
+                [self.params[n].values_from_unit(np.array([u[r]]))[0] for r, n in enumerate(self._reals)]
             )
             if self._reals_ok(self._config(code, reals)):
                 return reals
@@ -226,7 +227,7 @@ class BruteForceSpace(Space):
             candidates = list(range(self.size))
             for i, name in enumerate(self.names):
                 if name in self._reals:
-                    out[row, i] = self.params[name].to_unit(np.array([config[name]]))[0]  # type: ignore[attr-defined]
+                    out[row, i] = self.params[name].unit_from_values(np.array([config[name]]))[0]
                     continue
                 j = self._discrete.index(name)
                 values = sorted({self._valid[c][j] for c in candidates}, key=self.params[name].index_of)  # type: ignore[arg-type]
@@ -265,5 +266,5 @@ class BruteForceSpace(Space):
         config = dict(zip(self._discrete, best, strict=True))
         for name in self._reals:
             p = self.params[name]
-            config[name] = declared.get(name, p.lo)  # type: ignore[attr-defined]
+            config[name] = declared.get(name, p.bounds()[0])
         return {n: config[n] for n in self.names}

@@ -284,9 +284,5 @@ class Real(Param):
             return np.asarray((np.log(x) - np.log(self.lo)) / (np.log(self.hi) - np.log(self.lo)))
         return np.asarray((x - self.lo) / (self.hi - self.lo))
 
-    #: The names :mod:`pytest_autotune.space.bruteforce` calls.
-    from_unit = values_from_unit
-    to_unit = unit_from_values
-
     def describe(self) -> str:
         return f"Real({self.lo!r}, {self.hi!r}, log={self._log})"
