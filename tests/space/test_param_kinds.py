@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 import pytest
 from numpy.typing import NDArray
-from pytest_autotune.testing.bruteforce import encode_value
 
 import pytest_autotune
 from pytest_autotune import Tuner
@@ -29,6 +28,7 @@ from pytest_autotune.space.bounds import Operand
 from pytest_autotune.space.domain import MAX_ENUMERATED_DOMAIN, MAX_PERMUTATION_ITEMS, check_enumerable
 from pytest_autotune.space.errors import SpaceError
 from pytest_autotune.space.params import to_python
+from pytest_autotune.testing.bruteforce import encode_value
 
 
 def _discrete_kinds() -> list[Param]:
