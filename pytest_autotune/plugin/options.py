@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 __all__ = [
     "MODES",
     "OPTIONS",
-    "TRIAL_WORKER_ENV",
     "Option",
     "Settings",
     "add_options",
@@ -35,9 +34,6 @@ __all__ = [
 Mode = Literal["check", "all", "missing"]
 #: Values of ``--autotune=MODE``.
 MODES: Final = ("all", "missing")
-#: Set by the plugin for its trial workers only: puts a pytest process in trial-worker mode
-#: (see :mod:`pytest_autotune.plugin.worker_parent`); not an option for users.
-TRIAL_WORKER_ENV: Final = "PYTEST_AUTOTUNE_TRIAL_WORKER"
 _TRUE: Final = ("1", "true", "yes", "on")
 _FALSE: Final = ("0", "false", "no", "off", "")
 

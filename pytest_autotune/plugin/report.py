@@ -224,7 +224,12 @@ def _benchmark(result: AutotuneResult) -> dict[str, Any]:
 
 def export_json(path: Path, results: list[AutotuneResult], commit: dict[str, Any]) -> None:
     """Write measured results in pytest-benchmark's JSON layout (``machine_info``, ``benchmarks``, ...)."""
-    from pytest_autotune import __version__
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        __version__ = version("pytest-autotune")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        __version__ = "unknown"
 
     document = {
         "machine_info": {

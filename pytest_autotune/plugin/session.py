@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_autotune.plugin.devices import DeviceResolver, WorkerSlot
-from pytest_autotune.plugin.options import TRIAL_WORKER_ENV, Settings, resolve
+from pytest_autotune.plugin.options import Settings, resolve
+from pytest_autotune.plugin.worker_protocol import ENV_VAR, WorkerSpec
 from pytest_autotune.store import Store, check_writable
 
 if TYPE_CHECKING:
     import pytest
 
-    from pytest_autotune.plugin.worker_protocol import WorkerSpec
 
 __all__ = ["AutotuneSession", "CollectionInfo"]
 
@@ -76,10 +76,8 @@ class CollectionInfo:
 
 def _trial_worker_spec() -> WorkerSpec | None:
     """This process's trial-worker spec when the plugin started it as one (else None)."""
-    if TRIAL_WORKER_ENV not in os.environ:
+    if ENV_VAR not in os.environ:
         return None
-    from pytest_autotune.plugin.worker_protocol import WorkerSpec
-
     return WorkerSpec.from_environ()
 
 

@@ -15,15 +15,13 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from pytest_autotune.plugin.options import TRIAL_WORKER_ENV
-
 if TYPE_CHECKING:
     from pytest_autotune.outcome import Label
 
 __all__ = ["ENV_VAR", "BodyEnded", "EndKind", "TrialReply", "TrialRequest", "WorkerSpec"]
 
 #: Environment variable that puts a pytest process in trial-worker mode (JSON of :class:`WorkerSpec`).
-ENV_VAR: Final = TRIAL_WORKER_ENV
+ENV_VAR: Final = "PYTEST_AUTOTUNE_TRIAL_WORKER"
 
 
 EndKind = Literal["skip", "xfail", "fail", "exit", "interrupt", "system-exit"]
