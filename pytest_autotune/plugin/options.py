@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pytest_autotune.policy import PolicyError, parse_tolerance_spec, validate_policy
+from pytest_autotune.timing.regression import TIME_FLOOR, TOLERANCE
+from pytest_autotune.values import format_seconds, parse_bool
 
 if TYPE_CHECKING:
     import pytest
@@ -38,8 +40,6 @@ MODES: Final = ("all", "missing")
 #: Set by the plugin for its trial workers only: puts a pytest process in trial-worker mode
 #: (see :mod:`pytest_autotune.plugin.trial_worker`); not an option for users.
 TRIAL_WORKER_ENV: Final = "PYTEST_AUTOTUNE_TRIAL_WORKER"
-_TRUE: Final = ("1", "true", "yes", "on")
-_FALSE: Final = ("0", "false", "no", "off", "")
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ OPTIONS: Final[tuple[Option, ...]] = (
     Option(
         "tolerance",
         "regression tolerance in pytest-benchmark syntax: median:10%% (relative) and/or median:2us "
-        "(absolute floor); default median:10%%,median:2us",
+        f"(absolute floor); default median:{TOLERANCE:.0%}%,median:{format_seconds(TIME_FLOOR)}",
         kind="append",
         metavar="EXPR",
         policy_key="tolerance",
@@ -263,12 +263,10 @@ def _raw(config: pytest.Config, option: Option) -> tuple[Any, str, Path] | None:
 
 
 def _flag(value: Any, source: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in _TRUE or text in _FALSE:
-        return text in _TRUE
-    raise PolicyError(f"{source}: {value!r} is not a boolean (use true/false)")
+    try:
+        return parse_bool(value)
+    except ValueError as exc:
+        raise PolicyError(f"{source}: {exc}") from exc
 
 
 def _policy_values(option: Option, value: Any, source: str) -> dict[str, Any]:

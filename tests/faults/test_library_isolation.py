@@ -13,8 +13,9 @@ from types import ModuleType
 import pytest
 
 from pytest_autotune import Interval, Tuner, build_space
-from pytest_autotune.policy import PolicyError, parse_size, validate_policy
+from pytest_autotune.policy import PolicyError, validate_policy
 from pytest_autotune.tuning.isolation import IsolatedObjective, describe_exit, output_excerpt
+from pytest_autotune.values import parse_size
 
 OBJECTIVE = """
 import ctypes, os, time
