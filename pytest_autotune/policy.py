@@ -4,16 +4,18 @@ A policy value comes from, lowest precedence first: the built-in default, an ini
 ``PYTEST_AUTOTUNE_*`` environment variable, the command line, ``@tunable(...)`` keywords and
 ``@pytest.mark.autotune(...)``. Values from the first three layers arrive as text and values from the
 decorators as Python objects; every parser here accepts both and raises :class:`PolicyError` naming
-the key and where the value came from. This module knows nothing of pytest and imports nothing heavy
-(abort conditions load only when a budget string combines several conditions).
+the key and where the value came from. The kinds of value (booleans, numbers, durations, sizes) are
+parsed by :mod:`pytest_autotune.values`; ``budget`` and ``strategy``, which need the abort
+conditions and the strategy registry, by :mod:`pytest_autotune.plugin.validation`, whose
+``validate_policy`` parses every key. This module knows nothing of pytest, the tuner or the
+strategies: it imports only the values and the regression rule's defaults.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
-from datetime import timedelta
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Final
 
 from pytest_autotune.timing.regression import NOISE_K, TIME_FLOOR, TOLERANCE, Rule
@@ -30,13 +32,14 @@ from pytest_autotune.values import (
 __all__ = [
     "DEFAULT_POLICY",
     "POLICY_KEYS",
+    "VALUE_PARSERS",
     "Policy",
     "PolicyError",
+    "invalid_value",
     "merge_policy",
-    "parse_budget",
-    "parse_strategy",
+    "parse_policy_values",
     "parse_tolerance_spec",
-    "validate_policy",
+    "text_value",
 ]
 
 
@@ -114,83 +117,12 @@ DEFAULT_POLICY: Final = Policy()
 
 
 # -- value parsers (the kinds of value themselves: pytest_autotune.values) ----------------------------
-def _fail(key: str, source: str, value: Any, exc: Exception | str) -> PolicyError:
-    # an unnamed BadValue repeats the value: say only what was expected
+def invalid_value(key: str, source: str, value: Any, exc: Exception | str) -> PolicyError:
+    """``SOURCE: invalid KEY=VALUE: expected ...`` (an unnamed BadValue repeats the value: only what
+    it expected is said)."""
     unnamed = isinstance(exc, BadValue) and exc.name is None
     expected = exc.expected if isinstance(exc, BadValue) and unnamed else str(exc)
     return PolicyError(f"{source}: invalid {key}={value!r}: expected {expected}")
-
-
-def _budget_term(term: str) -> Any:
-    term = term.strip()
-    if term.isdigit():
-        count = int(term)
-        if count <= 0:
-            raise ValueError(f"{term!r}: a number of evaluations must be positive")
-        return count
-    seconds = parse_duration(term)
-    if seconds <= 0:
-        raise ValueError(f"{term!r}: a duration must be positive")
-    return timedelta(seconds=seconds)
-
-
-def _as_condition(term: Any) -> Any:
-    from pytest_autotune.tuning.abort import as_abort
-
-    return as_abort(term)
-
-
-def parse_budget(value: Any) -> Any:
-    """A budget as the tuner's ``abort=`` expects it.
-
-    Accepts a positive int (evaluations), a ``timedelta``, an abort condition object, or text:
-    ``"60"``, ``"90s"``, ``"10min"``, and combinations ``"60|10min"`` (whichever comes first) or
-    ``"60&10min"`` (both), ``&`` binding tighter than ``|``.
-    """
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        raise ValueError("a budget cannot be a boolean")
-    if isinstance(value, int):
-        if value <= 0:
-            raise ValueError(f"{value}: a number of evaluations must be positive")
-        return value
-    if isinstance(value, timedelta):
-        if value.total_seconds() <= 0:
-            raise ValueError(f"{value}: a duration must be positive")
-        return value
-    if isinstance(value, str):
-        alternatives = []
-        for alternative in value.split("|"):
-            terms = [_budget_term(t) for t in alternative.split("&")]
-            if len(terms) == 1:
-                alternatives.append(terms[0])
-                continue
-            combined = _as_condition(terms[0])
-            for term in terms[1:]:
-                combined = combined & _as_condition(term)
-            alternatives.append(combined)
-        if len(alternatives) == 1:
-            return alternatives[0]
-        result = _as_condition(alternatives[0])
-        for alternative in alternatives[1:]:
-            result = result | _as_condition(alternative)
-        return result
-    from pytest_autotune.tuning.abort import AbortCondition
-
-    if isinstance(value, AbortCondition):
-        return value
-    raise ValueError(f"{value!r}: expected evaluations (int), a timedelta, a duration text or a condition")
-
-
-def parse_strategy(value: str) -> tuple[str, dict[str, Any]]:
-    """``"bo"`` or ``"bo:initial=10"`` -> (name, options); the name must be a registered strategy."""
-    from pytest_autotune.strategies import available_strategies, parse_strategy_spec
-
-    name, options = parse_strategy_spec(value)
-    if name not in available_strategies():
-        raise ValueError(f"unknown strategy {name!r} (available: {', '.join(available_strategies())})")
-    return name, options
 
 
 def parse_tolerance_spec(value: str) -> dict[str, float]:
@@ -301,7 +233,8 @@ def _trial_timeout(value: Any) -> float | None:
     return seconds
 
 
-def _text(value: Any) -> str:
+def text_value(value: Any) -> str:
+    """A non-empty string, stripped."""
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{value!r} is not a non-empty string")
     return value.strip()
@@ -313,13 +246,13 @@ def _strategy_options(value: Any) -> dict[str, Any]:
     return dict(value)
 
 
-#: Policy key -> parser of one value (text or Python object) into the :class:`Policy` field's type.
-POLICY_KEYS: Final[dict[str, Callable[[Any], Any]]] = {
-    "budget": parse_budget,
-    "strategy": _text,
+#: Parsers of the policy keys whose values need nothing above this module: key -> parser of one value
+#: (text or Python object) into the :class:`Policy` field's type. ``budget`` (abort conditions) and
+#: ``strategy`` (the strategy registry) are parsed by :mod:`pytest_autotune.plugin.validation`.
+VALUE_PARSERS: Final[dict[str, Callable[[Any], Any]]] = {
     "strategy_options": _strategy_options,
     "seed": _seed,
-    "objective": _text,
+    "objective": text_value,
     "maximize": parse_bool,
     "tolerance": _relative,
     "noise_k": _non_negative,
@@ -333,46 +266,36 @@ POLICY_KEYS: Final[dict[str, Callable[[Any], Any]]] = {
     "trial_timeout": _trial_timeout,
     "worker_memory": parse_size,
 }
+#: The policy keys: the fields of :class:`Policy` but ``explicit``.
+POLICY_KEYS: Final = frozenset(f.name for f in fields(Policy)) - {"explicit"}
 
 
-def validate_policy(values: Mapping[str, Any], *, source: str) -> dict[str, Any]:
-    """Parse every value of ``values`` (policy key -> raw value); errors name ``source`` and the key.
+def parse_policy_values(
+    values: Mapping[str, Any], *, source: str, parsers: Mapping[str, Callable[[Any], Any]]
+) -> dict[str, Any]:
+    """Parse every value of ``values`` (policy key -> raw value) with ``parsers`` (one per key, as
+    :func:`pytest_autotune.plugin.validation.validate_policy` gives them); errors name ``source`` and
+    the key.
 
-    A ``strategy`` given as ``"name:key=value"`` is split into ``strategy`` and ``strategy_options``.
+    The ``strategy`` parser returns the name and the options of a ``"name:key=value"`` spec; the
+    options are merged into ``strategy_options``.
     """
     parsed: dict[str, Any] = {}
     for key, raw in values.items():
-        parser = POLICY_KEYS.get(key)
-        if parser is None:
+        if key not in POLICY_KEYS:
             raise PolicyError(
                 f"{source}: unknown policy key {key!r} (known: {', '.join(sorted(POLICY_KEYS))})"
             )
         try:
-            value = parser(raw)
+            value = parsers[key](raw)
         except (TypeError, ValueError) as exc:
-            raise _fail(key, source, raw, exc) from exc
+            raise invalid_value(key, source, raw, exc) from exc
         if key == "strategy":
-            try:
-                value, options = parse_strategy(value)
-            except ValueError as exc:
-                raise _fail(key, source, raw, exc) from exc
+            value, options = value
             if options:
                 parsed["strategy_options"] = {**parsed.get("strategy_options", {}), **options}
         parsed[key] = value
-    if parsed.get("strategy_options") and "strategy" in parsed:
-        _check_strategy_options(parsed["strategy"], parsed["strategy_options"], source)
     return parsed
-
-
-def _check_strategy_options(name: str, options: Mapping[str, Any], source: str) -> None:
-    """Validate a strategy's options against the strategy itself now, not at the first trial."""
-    from pytest_autotune.strategies import check_strategy_options
-
-    try:
-        check_strategy_options(name, options)
-    except (TypeError, ValueError, ImportError) as exc:
-        shown = ",".join(f"{k}={v}" for k, v in options.items())
-        raise _fail("strategy", source, f"{name}:{shown}", exc) from exc
 
 
 def merge_policy(layers: Iterable[Mapping[str, Any]], base: Policy = DEFAULT_POLICY) -> Policy:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_autotune.policy import PolicyError, validate_policy
+from pytest_autotune.plugin.validation import validate_policy
+from pytest_autotune.policy import PolicyError
 from pytest_autotune.strategies.bo.options import BOOptions
 from pytest_autotune.values import BadValue, parse_bool, parse_float, parse_int, parse_size
 
@@ -101,3 +102,15 @@ def test_a_flag_from_the_environment_uses_the_same_parser(
     result.stderr.fnmatch_lines(
         ["*environment variable PYTEST_AUTOTUNE_ALLOW_SHARED_DEVICE: 'maybe': expected a boolean*"]
     )
+
+
+def test_the_policy_imports_only_the_values_and_the_rule() -> None:
+    """Budget and strategy checks live above it (plugin/validation.py), so the policy sits low."""
+    from pathlib import Path
+
+    from benchmarks.import_graph import import_graph
+
+    edges, _ = import_graph(Path(__file__).resolve().parents[1] / "pytest_autotune")
+    assert edges["pytest_autotune.policy"] == {"pytest_autotune.values", "pytest_autotune.timing.regression"}
+    assert edges["pytest_autotune.timing.regression"] == {"pytest_autotune.values"}
+    assert edges["pytest_autotune.values"] == set()

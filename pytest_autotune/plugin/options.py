@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from pytest_autotune.policy import PolicyError, parse_tolerance_spec, validate_policy
+from pytest_autotune.plugin.validation import validate_policy
+from pytest_autotune.policy import PolicyError, parse_tolerance_spec
 from pytest_autotune.timing.regression import TIME_FLOOR, TOLERANCE
 from pytest_autotune.values import format_seconds, parse_bool
 

@@ -13,7 +13,8 @@ from types import ModuleType
 import pytest
 
 from pytest_autotune import Interval, Tuner, build_space
-from pytest_autotune.policy import PolicyError, validate_policy
+from pytest_autotune.plugin.validation import validate_policy
+from pytest_autotune.policy import PolicyError
 from pytest_autotune.tuning.isolation import IsolatedObjective, describe_exit, output_excerpt
 from pytest_autotune.values import parse_size
 
