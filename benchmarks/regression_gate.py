@@ -97,8 +97,8 @@ def calibrate(project: Path, threads: int, levels: list[float], rounds: int = 8)
 class Run:
     """One normal-mode run: its kind (slowdown level, 0 for unchanged), verdict and measurement.
 
-    ``median``/``q1`` are those of the judged measurement, ``baseline``/``baseline_q1`` those of the
-    committed baseline it was judged against.
+    ``median``/``q1``/``q3`` are those of the judged measurement, ``baseline``/``baseline_q1``/
+    ``baseline_q3`` those of the committed baseline it was judged against.
     """
 
     level: float
@@ -107,14 +107,19 @@ class Run:
     exit_code: int
     median: float | None
     q1: float | None
+    q3: float | None
     baseline: float
     baseline_q1: float
+    baseline_q3: float
 
     def describe(self) -> str:
         """One line for the per-run listing."""
         ratio = f"{self.median / self.baseline:.3f}" if self.median else "-"
-        spread = f"{2 * (self.median - self.q1) / self.baseline:.1%}" if self.median and self.q1 else "-"
-        base_spread = 2 * (self.baseline - self.baseline_q1) / self.baseline
+        from pytest_autotune.timing.regression import robust_spread
+
+        measured = self.median and self.q1 is not None and self.q3 is not None
+        spread = f"{robust_spread(self.median, self.q1, self.q3) / self.baseline:.1%}" if measured else "-"
+        base_spread = robust_spread(self.baseline, self.baseline_q1, self.baseline_q3) / self.baseline
         return (
             f"block {self.block + 1:2d}  +{self.level:.0%}  {self.state:10s}  ratio {ratio}  "
             f"spread {spread} (baseline {base_spread:.1%})  baseline {self.baseline * 1e3:.4f} ms"
@@ -134,16 +139,19 @@ def one_run(project: Path, env: dict[str, str], level: float, block: int) -> Run
     out = project / "run.json"
     out.unlink(missing_ok=True)
     done = pytest(project, env, "-p", "no:cacheprovider", f"--autotune-json={out}")
-    state, median, q1 = "error", None, None
+    state, median, q1, q3 = "error", None, None, None
     if out.exists():
         (bench,) = json.loads(out.read_text())["benchmarks"]
-        state, median, q1 = bench["extra_info"]["state"], bench["stats"]["median"], bench["stats"]["q1"]
+        state, median = bench["extra_info"]["state"], bench["stats"]["median"]
+        q1, q3 = bench["stats"]["q1"], bench["stats"]["q3"]
     if done.returncode not in (0, 1) or (done.returncode == 1 and state != "regression"):
         state = "error"
         print(done.stdout[-2000:], file=sys.stderr)
     baseline = only_entry(project).baseline
     assert baseline is not None
-    return Run(level, block, state, done.returncode, median, q1, baseline.median, baseline.q1)
+    return Run(
+        level, block, state, done.returncode, median, q1, q3, baseline.median, baseline.q1, baseline.q3
+    )
 
 
 def schedule(
@@ -157,24 +165,15 @@ def schedule(
 
 
 def rule_text(policy: Any) -> str:
-    """The regression rule and its parameters as the plugin applies them (see ``check_mode``)."""
+    """The regression rule and its parameters as the plugin applies them (asked of the rule's module)."""
     from pytest_autotune.fixture import MEASURE_REPEAT
-    from pytest_autotune.plugin import check_mode
+    from pytest_autotune.timing.regression import BASELINE_RUNS, CONFIRMATIONS
 
-    if hasattr(check_mode, "baseline_spread"):  # the rule since issue 7
-        return (
-            f"rule: median > baseline x (1 + {policy.tolerance:.0%}) + {policy.noise_k:g} x spread "
-            f"(spread = 2 x (median - q1)) and |difference| > {policy.effective_floor * 1e6:g} us, judged on "
-            f"the least disturbed (lowest median) of up to {check_mode.CONFIRMATIONS + 1} measurements "
-            f"(more only while a measurement is not within the tolerance); {MEASURE_REPEAT} timed calls "
-            f"after {policy.warmup} warm-up per measurement; baseline: the least disturbed of "
-            f"{check_mode.BASELINE_RUNS} measurements (--autotune-update-baseline)"
-        )
     return (
-        f"rule: median > baseline x (1 + {policy.tolerance:.0%}) + {policy.noise_k:g} x IQR and "
-        f"|difference| > {policy.effective_floor * 1e6:g} us, confirmed by {check_mode.CONFIRMATIONS} "
-        f"re-measurements; {MEASURE_REPEAT} timed calls after {policy.warmup} warm-up per measurement; "
-        f"baseline: {check_mode.BASELINE_RUNS} measurements pooled (--autotune-update-baseline)"
+        f"rule: {policy.rule.describe()}, judged on the least disturbed (lowest median) of up to "
+        f"{CONFIRMATIONS + 1} measurements (more only while a measurement is not within the tolerance); "
+        f"{MEASURE_REPEAT} timed calls after {policy.warmup} warm-up per measurement; baseline: the least "
+        f"disturbed of {BASELINE_RUNS} measurements (--autotune-update-baseline)"
     )
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from pytest_autotune.policy import POLICY_KEYS, PolicyError, validate_policy
+from pytest_autotune.policy import POLICY_KEYS, PolicyError
 
 if TYPE_CHECKING:
     from pytest_autotune.space.base import Space
@@ -128,6 +128,8 @@ def tunable(**declaration: Any) -> Callable[[F], F]:
             raise TypeError(f"@tunable applied twice to {name}")
         if not params:
             raise PolicyError(f"@tunable on {name}: declare at least one parameter")
+        from pytest_autotune.tuning.validation import validate_policy
+
         policy = validate_policy(policy_values, source=f"@tunable on {name}")
         constraints = pending_constraints(fn)
         spec = TunableSpec(name, params, constraints, policy, _build(name, params, constraints))

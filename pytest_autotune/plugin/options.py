@@ -16,7 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from pytest_autotune.policy import PolicyError, parse_tolerance_spec, validate_policy
+from pytest_autotune.policy import PolicyError, parse_tolerance_spec
+from pytest_autotune.timing.regression import TIME_FLOOR, TOLERANCE
+from pytest_autotune.tuning.validation import validate_policy
+from pytest_autotune.values import format_seconds, parse_bool
 
 if TYPE_CHECKING:
     import pytest
@@ -34,8 +37,6 @@ __all__ = [
 Mode = Literal["check", "all", "missing"]
 #: Values of ``--autotune=MODE``.
 MODES: Final = ("all", "missing")
-_TRUE: Final = ("1", "true", "yes", "on")
-_FALSE: Final = ("0", "false", "no", "off", "")
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ OPTIONS: Final[tuple[Option, ...]] = (
     Option(
         "tolerance",
         "regression tolerance in pytest-benchmark syntax: median:10%% (relative) and/or median:2us "
-        "(absolute floor); default median:10%%,median:2us",
+        f"(absolute floor); default median:{TOLERANCE:.0%}%,median:{format_seconds(TIME_FLOOR)}",
         kind="append",
         metavar="EXPR",
         policy_key="tolerance",
@@ -259,12 +260,10 @@ def _raw(config: pytest.Config, option: Option) -> tuple[Any, str, Path] | None:
 
 
 def _flag(value: Any, source: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in _TRUE or text in _FALSE:
-        return text in _TRUE
-    raise PolicyError(f"{source}: {value!r} is not a boolean (use true/false)")
+    try:
+        return parse_bool(value)
+    except ValueError as exc:
+        raise PolicyError(f"{source}: {exc}") from exc
 
 
 def _policy_values(option: Option, value: Any, source: str) -> dict[str, Any]:

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 from pytest_autotune.api import TunableSpec, get_spec, pending_constraints
 from pytest_autotune.entry import DamagedEntryError
 from pytest_autotune.plugin.check_mode import Committed, select_config
-from pytest_autotune.policy import Policy, PolicyError, merge_policy, validate_policy
+from pytest_autotune.policy import Policy, PolicyError, merge_policy
 from pytest_autotune.space.errors import SpaceError
+from pytest_autotune.tuning.validation import validate_policy
 
 if TYPE_CHECKING:
     import pytest

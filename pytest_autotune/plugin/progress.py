@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from pytest_autotune.policy import format_seconds
+from pytest_autotune.values import format_seconds
 
 if TYPE_CHECKING:
     import pytest

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_autotune.outcome import LABELS
 from pytest_autotune.plugin.results import AutotuneResult
-from pytest_autotune.policy import format_seconds
+from pytest_autotune.values import format_seconds
 
 if TYPE_CHECKING:
     import pytest

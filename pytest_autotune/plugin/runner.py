@@ -100,7 +100,7 @@ class TrialRunner(Protocol):
     """Calls a tunable test's body once per trial: ``runner(config, repeat) -> BodyRun``.
 
     :class:`InProcessTrials` calls it in the pytest process;
-    :class:`pytest_autotune.plugin.trial_worker.IsolatedTrials` in a worker process.
+    :class:`pytest_autotune.plugin.worker_parent.IsolatedTrials` in a worker process.
     """
 
     def __call__(self, config: dict[str, Any], repeat: int) -> BodyRun: ...

@@ -9,8 +9,8 @@
 2. **Finalists**: the best few configurations, the declared default and the committed
    configuration (when still valid) are re-measured by the same runner in interleaved rounds, so
    drift in the machine's speed hits them alike. The committed configuration is replaced only
-   when the winner beats it by more than the noise band (``noise_k`` x spread + floor, the spread
-   as in :mod:`pytest_autotune.plugin.check_mode`).
+   when the winner beats it beyond the regression rule's noise band
+   (:meth:`pytest_autotune.timing.regression.Rule.beats`).
 3. **Final call**: the body runs once more with the winner as the real test, in this process
    (as in a normal run); its exceptions are the test's outcome. The new baseline is the least
    disturbed of that call and a few more measurements of the winner, taken after the choice
@@ -214,9 +214,7 @@ def _pick_winner(stats: dict[int, Stats], committed: int | None, policy: Policy)
     winner = min(stats, key=lambda i: sign * stats[i].median)
     if committed is None or committed not in stats or winner == committed:
         return winner, False
-    gain = sign * (stats[committed].median - stats[winner].median)
-    spread = max(stats[winner].spread(policy.maximize), stats[committed].spread(policy.maximize))
-    if gain <= policy.noise_k * spread + policy.effective_floor:
+    if not policy.rule.beats(stats[winner], stats[committed]):
         return committed, True
     return winner, False
 

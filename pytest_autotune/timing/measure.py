@@ -7,6 +7,7 @@ after an optional synchronisation (e.g. ``queue.finish``). Tests and simulators 
 overriding the ``autotune_timer`` fixture with any object implementing :class:`Timer`; the plugin's
 own tests use that to get deterministic timings without hardware.
 
+The regression rule that judges these statistics is :mod:`pytest_autotune.timing.regression`.
 Statistics use the standard library only (the plugin stays free of numpy until a test needs it).
 """
 
@@ -21,6 +22,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from pytest_autotune.backends import loaded_backends
+from pytest_autotune.timing.regression import robust_spread
 
 __all__ = [
     "DefaultTimer",
@@ -30,7 +32,6 @@ __all__ = [
     "device_seconds",
     "least_disturbed",
     "pause_before_remeasuring",
-    "robust_spread",
     "round_significant",
 ]
 
@@ -132,11 +133,6 @@ def least_disturbed(measurements: Sequence[Stats], maximize: bool = False) -> St
     return min(measurements, key=lambda stats: sign * stats.median)
 
 
-def robust_spread(median: float, q1: float, q3: float, maximize: bool = False) -> float:
-    """``2 x (median - q1)`` (minimised objectives) or ``2 x (q3 - median)`` (see :meth:`Stats.spread`)."""
-    return max(2.0 * (q3 - median if maximize else median - q1), 0.0)
-
-
 def round_significant(value: float, digits: int = 6) -> float:
     """``value`` rounded to ``digits`` significant digits (stable, short numbers in autotune.json)."""
     if value == 0 or not math.isfinite(value):
@@ -173,13 +169,8 @@ class Stats:
         return self.q3 - self.q1
 
     def spread(self, maximize: bool = False) -> float:
-        """The noise spread the regression rule uses: the IQR measured on the undisturbed half.
-
-        For times (minimised) ``2 x (median - q1)``; for maximised objectives ``2 x (q3 - median)``.
-        Interference (preemption by other processes, interrupts, clock changes) only ever makes a
-        kernel slower, so it lands in the other half: while fewer than half of the samples are hit
-        it inflates the plain IQR but not this spread, which equals the IQR for symmetric noise.
-        """
+        """The noise spread of the regression rule: the IQR measured on the undisturbed half,
+        ``2 x (median - q1)`` for times (:func:`pytest_autotune.timing.regression.robust_spread`)."""
         return robust_spread(self.median, self.q1, self.q3, maximize)
 
     @classmethod

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytest_autotune.plugin.check_mode import BASELINE_RUNS
+from pytest_autotune.timing.regression import BASELINE_RUNS
 
 FAULTY = """
 import ctypes, os, sys, time

@@ -13,8 +13,10 @@ from types import ModuleType
 import pytest
 
 from pytest_autotune import Interval, Tuner, build_space
-from pytest_autotune.policy import PolicyError, parse_size, validate_policy
+from pytest_autotune.policy import PolicyError
 from pytest_autotune.tuning.isolation import IsolatedObjective, describe_exit, output_excerpt
+from pytest_autotune.tuning.validation import validate_policy
+from pytest_autotune.values import parse_size
 
 OBJECTIVE = """
 import ctypes, os, time

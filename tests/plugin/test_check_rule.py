@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from pytest_autotune.fixture import MEASURE_REPEAT
-from pytest_autotune.plugin.check_mode import BASELINE_RUNS, CONFIRMATIONS
 from pytest_autotune.timing.measure import DefaultTimer, pause_before_remeasuring
+from pytest_autotune.timing.regression import BASELINE_RUNS, CONFIRMATIONS
 
 Entries = Callable[[], dict[str, dict[str, Any]]]
 

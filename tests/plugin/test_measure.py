@@ -9,7 +9,6 @@ import pytest
 
 from pytest_autotune.backends.opencl.backend import events_in
 from pytest_autotune.entry import Baseline
-from pytest_autotune.plugin.check_mode import judge
 from pytest_autotune.policy import merge_policy
 from pytest_autotune.timing.measure import (
     DefaultTimer,
@@ -82,26 +81,26 @@ def _baseline(median: float, iqr: float = 0.0) -> Baseline:
 def test_regression_rule() -> None:
     policy = merge_policy([])  # tolerance 10%, k 1.5, floor 2us
     # 30% slower, no noise: regression; limit = 100us * 1.1
-    verdict = judge(Stats.of([130e-6] * 5), _baseline(100e-6), policy)
+    verdict = policy.rule.judge(Stats.of([130e-6] * 5), _baseline(100e-6))
     assert verdict.state == "regression"
     assert verdict.limit == pytest.approx(110e-6)
     assert verdict.delta == pytest.approx(0.3)
     # the band widens with the larger IQR: 1.5 * 20us = 30us on top of 110us
     noisy = Stats.of([120e-6, 130e-6, 130e-6, 140e-6, 150e-6])  # q1 130, q3 140 -> IQR 10us
-    verdict = judge(noisy, _baseline(100e-6, iqr=20e-6), policy)
+    verdict = policy.rule.judge(noisy, _baseline(100e-6, iqr=20e-6))
     assert verdict.state == "passed"
     assert verdict.noise_band == pytest.approx(30e-6)
     # below the 2us floor nothing is a regression, even +50%
-    assert judge(Stats.of([1.5e-6] * 3), _baseline(1e-6), policy).state == "passed"
+    assert policy.rule.judge(Stats.of([1.5e-6] * 3), _baseline(1e-6)).state == "passed"
     # faster beyond the band
-    assert judge(Stats.of([50e-6] * 3), _baseline(100e-6), policy).state == "faster"
+    assert policy.rule.judge(Stats.of([50e-6] * 3), _baseline(100e-6)).state == "faster"
 
 
 def test_regression_rule_for_a_maximised_objective() -> None:
     policy = merge_policy([{"objective": "GFLOP/s", "maximize": True}])
-    assert judge(Stats.of([70.0] * 3), _baseline(100.0), policy).state == "regression"
-    assert judge(Stats.of([95.0] * 3), _baseline(100.0), policy).state == "passed"
-    assert judge(Stats.of([130.0] * 3), _baseline(100.0), policy).state == "faster"
+    assert policy.rule.judge(Stats.of([70.0] * 3), _baseline(100.0)).state == "regression"
+    assert policy.rule.judge(Stats.of([95.0] * 3), _baseline(100.0)).state == "passed"
+    assert policy.rule.judge(Stats.of([130.0] * 3), _baseline(100.0)).state == "faster"
 
 
 def test_upward_spikes_do_not_widen_the_noise_band() -> None:
@@ -113,11 +112,11 @@ def test_upward_spikes_do_not_widen_the_noise_band() -> None:
     spiked = Stats.of([*slowed, 4000e-6, 4100e-6, 3900e-6])  # 3 of 10 samples preempted
     assert spiked.iqr > 1000e-6  # the plain IQR is dominated by the spikes
     assert spiked.spread() == pytest.approx(1e-6)  # 2 x (median 120.5 - q1 120)
-    verdict = judge(spiked, baseline, policy)
+    verdict = policy.rule.judge(spiked, baseline)
     assert verdict.state == "regression"
     assert verdict.noise_band == pytest.approx(1.5 * max(spiked.spread(), Stats.of(clean).spread()))
     # the same spikes on unchanged code stay within the band
-    assert judge(Stats.of([*clean[:7], 4000e-6, 4100e-6, 3900e-6]), baseline, policy).state == "passed"
+    assert policy.rule.judge(Stats.of([*clean[:7], 4000e-6, 4100e-6, 3900e-6]), baseline).state == "passed"
 
 
 def test_the_spread_of_a_maximised_objective_uses_the_upper_half() -> None:
@@ -130,12 +129,12 @@ def test_the_spread_of_a_maximised_objective_uses_the_upper_half() -> None:
 def test_only_a_measurement_within_the_tolerance_settles_the_check() -> None:
     policy = merge_policy([])  # tolerance 10%, k 1.5, floor 2us
     baseline = _baseline(100e-6)
-    assert judge(Stats.of([105e-6] * 5), baseline, policy).settled  # within 10%
-    assert judge(Stats.of([50e-6] * 5), baseline, policy).settled  # faster beyond the band
-    assert judge(Stats.of([1.5e-6] * 3), _baseline(1e-6), policy).settled  # below the floor
-    assert not judge(Stats.of([130e-6] * 5), baseline, policy).settled  # a regression: measure again
+    assert policy.rule.judge(Stats.of([105e-6] * 5), baseline).settled  # within 10%
+    assert policy.rule.judge(Stats.of([50e-6] * 5), baseline).settled  # faster beyond the band
+    assert policy.rule.judge(Stats.of([1.5e-6] * 3), _baseline(1e-6)).settled  # below the floor
+    assert not policy.rule.judge(Stats.of([130e-6] * 5), baseline).settled  # a regression: measure again
     noisy = Stats.of([110e-6, 115e-6, 120e-6, 125e-6, 130e-6])  # passes only thanks to its spread
-    verdict = judge(noisy, baseline, policy)
+    verdict = policy.rule.judge(noisy, baseline)
     assert verdict.state == "passed"
     assert not verdict.settled
 

@@ -7,17 +7,10 @@ from datetime import timedelta
 import pytest
 
 from pytest_autotune.plugin.options import normalise_mode_argument
-from pytest_autotune.policy import (
-    DEFAULT_POLICY,
-    PolicyError,
-    format_seconds,
-    merge_policy,
-    parse_budget,
-    parse_duration,
-    parse_tolerance_spec,
-    validate_policy,
-)
+from pytest_autotune.policy import DEFAULT_POLICY, PolicyError, merge_policy, parse_tolerance_spec
 from pytest_autotune.tuning.abort import AnyOf, Duration, Evaluations
+from pytest_autotune.tuning.validation import parse_budget, validate_policy
+from pytest_autotune.values import format_seconds, parse_duration
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_autotune.plugin.check_mode import CONFIRMATIONS
+from pytest_autotune.timing.regression import CONFIRMATIONS
 
 Entries = Callable[[], dict[str, dict[str, Any]]]
 

@@ -2,15 +2,18 @@
 
 Options arrive as keyword arguments from Python code, or as strings from the
 command line and the benchmark (``bo:feasibility=off,initial=8``), so every
-option accepts its natural type or a string spelling of it. A bad value
-raises ``ValueError`` naming the option.
+option accepts its natural type or a string spelling of it (booleans, integers
+and numbers as :mod:`pytest_autotune.values` parses them). A bad value raises
+``ValueError`` naming the option.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
-from typing import Any, Final, Literal, cast
+from typing import Any, Literal
+
+from pytest_autotune.values import parse_bool, parse_float, parse_int
 
 __all__ = ["BOOptions", "PermutationDistance", "PriorKind"]
 
@@ -19,40 +22,17 @@ PermutationDistance = Literal["spearman", "kendall", "hamming", "categorical"]
 FeasibilityKind = Literal["rf", "off"]
 KernelKind = Literal["matern", "matern+additive"]
 
-_TRUE: Final = {"1", "true", "yes", "on"}
-_FALSE: Final = {"0", "false", "no", "off"}
-
 
 def _as_bool(name: str, value: object) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-        return value.strip().lower() in _TRUE
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    raise ValueError(f"bo option {name}={value!r}: expected a boolean (true/false)")
+    return parse_bool(value, f"bo option {name}")
 
 
 def _as_int(name: str, value: object, *, minimum: int) -> int:
-    try:
-        number = int(str(value).strip()) if isinstance(value, str) else int(cast(int, value))
-    except (TypeError, ValueError):
-        raise ValueError(f"bo option {name}={value!r}: expected an integer") from None
-    if isinstance(value, float) and value != number:
-        raise ValueError(f"bo option {name}={value!r}: expected an integer")
-    if number < minimum:
-        raise ValueError(f"bo option {name}={value!r}: must be >= {minimum}")
-    return number
+    return parse_int(value, f"bo option {name}", minimum=minimum)
 
 
 def _as_float(name: str, value: object, *, lo: float, hi: float) -> float:
-    try:
-        number = float(str(value).strip()) if isinstance(value, str) else float(cast(float, value))
-    except (TypeError, ValueError):
-        raise ValueError(f"bo option {name}={value!r}: expected a number") from None
-    if not lo <= number <= hi:
-        raise ValueError(f"bo option {name}={value!r}: must be within [{lo}, {hi}]")
-    return number
+    return parse_float(value, f"bo option {name}", minimum=lo, maximum=hi)
 
 
 def _as_choice(name: str, value: object, choices: tuple[str, ...]) -> str:

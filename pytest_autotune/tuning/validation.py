@@ -1,0 +1,128 @@
+"""Policy values checked in full: the one entry point that parses every policy value.
+
+:func:`validate_policy` parses ``@tunable`` keywords (when the decorator runs), ``@pytest.mark.autotune``
+keywords (at collection) and options, ini keys and environment variables (at start-up, where a bad
+value is a usage error): the keys that :mod:`pytest_autotune.policy` parses itself
+(:data:`~pytest_autotune.policy.VALUE_PARSERS`), a ``budget`` into what the tuner's ``abort=``
+takes (:func:`parse_budget`), a ``strategy`` against the registry (:func:`parse_strategy`) and a
+strategy's options by building the strategy once. It lives here, above the policy, so that the
+policy imports neither the abort conditions nor the strategies; they load only when a value needs
+them (a budget text that combines conditions, a strategy spec), so loading the plugin stays light.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import timedelta
+from typing import Any, Final
+
+from pytest_autotune.policy import VALUE_PARSERS, invalid_value, parse_policy_values, text_value
+from pytest_autotune.values import parse_duration
+
+__all__ = ["PARSERS", "parse_budget", "parse_strategy", "validate_policy"]
+
+
+def _budget_term(term: str) -> Any:
+    term = term.strip()
+    if term.isdigit():
+        count = int(term)
+        if count <= 0:
+            raise ValueError(f"{term!r}: a number of evaluations must be positive")
+        return count
+    seconds = parse_duration(term)
+    if seconds <= 0:
+        raise ValueError(f"{term!r}: a duration must be positive")
+    return timedelta(seconds=seconds)
+
+
+def _as_condition(term: Any) -> Any:
+    from pytest_autotune.tuning.abort import as_abort
+
+    return as_abort(term)
+
+
+def parse_budget(value: Any) -> Any:
+    """A budget as the tuner's ``abort=`` expects it.
+
+    Accepts a positive int (evaluations), a ``timedelta``, an abort condition object, or text:
+    ``"60"``, ``"90s"``, ``"10min"``, and combinations ``"60|10min"`` (whichever comes first) or
+    ``"60&10min"`` (both), ``&`` binding tighter than ``|``.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ValueError("a budget cannot be a boolean")
+    if isinstance(value, int):
+        if value <= 0:
+            raise ValueError(f"{value}: a number of evaluations must be positive")
+        return value
+    if isinstance(value, timedelta):
+        if value.total_seconds() <= 0:
+            raise ValueError(f"{value}: a duration must be positive")
+        return value
+    if isinstance(value, str):
+        alternatives = []
+        for alternative in value.split("|"):
+            terms = [_budget_term(t) for t in alternative.split("&")]
+            if len(terms) == 1:
+                alternatives.append(terms[0])
+                continue
+            combined = _as_condition(terms[0])
+            for term in terms[1:]:
+                combined = combined & _as_condition(term)
+            alternatives.append(combined)
+        if len(alternatives) == 1:
+            return alternatives[0]
+        result = _as_condition(alternatives[0])
+        for alternative in alternatives[1:]:
+            result = result | _as_condition(alternative)
+        return result
+    from pytest_autotune.tuning.abort import AbortCondition
+
+    if isinstance(value, AbortCondition):
+        return value
+    raise ValueError(f"{value!r}: expected evaluations (int), a timedelta, a duration text or a condition")
+
+
+def parse_strategy(value: str) -> tuple[str, dict[str, Any]]:
+    """``"bo"`` or ``"bo:initial=10"`` -> (name, options); the name must be a registered strategy."""
+    from pytest_autotune.strategies import available_strategies, parse_strategy_spec
+
+    name, options = parse_strategy_spec(value)
+    if name not in available_strategies():
+        raise ValueError(f"unknown strategy {name!r} (available: {', '.join(available_strategies())})")
+    return name, options
+
+
+def _strategy(value: Any) -> tuple[str, dict[str, Any]]:
+    return parse_strategy(text_value(value))
+
+
+#: A parser for every policy key.
+PARSERS: Final[dict[str, Callable[[Any], Any]]] = {
+    "budget": parse_budget,
+    "strategy": _strategy,
+    **VALUE_PARSERS,
+}
+
+
+def validate_policy(values: Mapping[str, Any], *, source: str) -> dict[str, Any]:
+    """Parse every value of ``values`` (policy key -> raw value); errors name ``source`` and the key.
+
+    A ``strategy`` given as ``"name:key=value"`` is split into ``strategy`` and ``strategy_options``,
+    and the options are checked by the strategy itself now, not at the first trial.
+    """
+    parsed = parse_policy_values(values, source=source, parsers=PARSERS)
+    if parsed.get("strategy_options") and "strategy" in parsed:
+        _check_strategy_options(parsed["strategy"], parsed["strategy_options"], source)
+    return parsed
+
+
+def _check_strategy_options(name: str, options: Mapping[str, Any], source: str) -> None:
+    from pytest_autotune.strategies import check_strategy_options
+
+    try:
+        check_strategy_options(name, options)
+    except (TypeError, ValueError, ImportError) as exc:
+        shown = ",".join(f"{k}={v}" for k, v in options.items())
+        raise invalid_value("strategy", source, f"{name}:{shown}", exc) from exc
