@@ -60,7 +60,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pytest_autotune.plugin.options import TRIAL_WORKER_ENV
 from pytest_autotune.plugin.runner import BodyRun, run_trial
-from pytest_autotune.tuning.isolation import Launched, Worker, WorkerFailure, serve_requests, watch_parent
+from pytest_autotune.tuning.worker import Launched, Worker, WorkerFailure
+from pytest_autotune.tuning.worker_serve import serve_requests, watch_parent
 
 if TYPE_CHECKING:
     import pytest
