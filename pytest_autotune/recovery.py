@@ -24,7 +24,8 @@ from typing import Any, Final
 
 from pytest_autotune.entry import StoreEntry
 from pytest_autotune.store.changes import apply_changes, write_new
-from pytest_autotune.store.reading import Store, StoreError
+from pytest_autotune.store.document import StoreError
+from pytest_autotune.store.reading import Store
 
 __all__ = ["merge", "merge_command", "recovery_name", "write_recovery"]
 

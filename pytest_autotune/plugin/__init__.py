@@ -62,7 +62,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.import_plugin(module)
     from pytest_autotune.plugin.session import AutotuneSession
     from pytest_autotune.policy import PolicyError
-    from pytest_autotune.store.reading import StoreError
+    from pytest_autotune.store.document import StoreError
 
     try:
         session = AutotuneSession(config)

@@ -24,8 +24,8 @@ from pytest_autotune.plugin.results import AutotuneResult, from_user_properties
 from pytest_autotune.plugin.session import CollectionInfo, nodeid_file
 from pytest_autotune.recovery import merge_command, write_recovery
 from pytest_autotune.store.changes import apply_changes
+from pytest_autotune.store.document import StoreError
 from pytest_autotune.store.git_commit import commit_info
-from pytest_autotune.store.reading import StoreError
 
 if TYPE_CHECKING:
     import pytest

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_autotune.entry import DamagedEntryError, StoreEntry
-from pytest_autotune.store.reading import SCHEMA_VERSION, Key, StoreError, dumps, entry_where
+from pytest_autotune.store.document import SCHEMA_VERSION, Key, StoreError, dumps, entry_where
 from pytest_autotune.store.writing import rewrite_locked
 
 __all__ = ["apply_changes", "write_new"]

@@ -7,7 +7,7 @@ with other permissions, so every change goes through :func:`rewrite_locked`:
   is committed next to ``autotune.json``); writes happen in one process only (the xdist controller
   or the single process), the lock guards against other pytest runs;
 * **start from what is there**: under the lock the file is re-read
-  (:func:`~pytest_autotune.store.reading.read_document`), so changes made by another run since this
+  (:func:`~pytest_autotune.store.document.read_document`), so changes made by another run since this
   session loaded it are kept, and a file a read would refuse is never overwritten;
 * **all or nothing**: a temporary file in the same directory, flushed and synced, then
   ``os.replace``; temporary files of writers killed before their rename are removed by the next
@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from pytest_autotune.store.reading import StoreError, dumps, read_document
+from pytest_autotune.store.document import StoreError, dumps, read_document
 
 __all__ = ["LOCK_SECONDS", "check_writable", "lock_path", "rewrite_locked"]
 
