@@ -44,8 +44,9 @@ def test_a_configuration_that_crashes_pytest_is_not_run_again_on_resume(
     calls = [json.loads(line) for line in (project / "calls.jsonl").read_text().splitlines()]
     assert calls.count({"A": 2}) == 1  # crashed once, never run again (not as a finalist either)
     entry = drills.store_entries(project)["test_c.py::test_c"]
-    assert entry["config"] == {"A": 3}
-    assert entry["tuning"]["counts"]["runtime"] == 1
+    assert entry.config == {"A": 3}
+    assert entry.tuning is not None
+    assert entry.tuning.counts["runtime"] == 1
     done = next((project / ".pytest_cache").rglob("*.done.jsonl")).read_text()
     assert "the process running this trial died before it finished" in done
 
