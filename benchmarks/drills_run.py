@@ -453,18 +453,19 @@ def _crash_then_resume(path: Path) -> Observation:
     crashing_calls = sum(1 for _, config in calls if config == {"A": 2})
     again = run_pytest(project, "--autotune=missing", "--autotune-isolate=none", CRASH_AT="2")
     after = store_entries(project)
-    trials = after["test_x.py::test_t[2]"]["tuning"]
+    crashed_entry = after["test_x.py::test_t[2]"]
+    counts = dict(crashed_entry.tuning.counts) if crashed_entry.tuning is not None else {}
     ok = (
         (crashed.returncode < 0 or crashed.returncode == 134)
         and resumed.returncode == 0
         and again.returncode == 0
         and crashing_calls == 1
     )
-    ok = ok and trials["counts"].get("runtime") == 1 and after["test_x.py::test_t[2]"]["config"] == {"A": 3}
+    ok = ok and counts.get("runtime") == 1 and crashed_entry.config == {"A": 3}
     lost = any(after.get(k) != v for k, v in entries.items() if k != "test_x.py::test_t[2]")
     observed = (
         f"crash rc {crashed.returncode} after {first} calls; resume rc {resumed.returncode}: A=2 run "
-        f"{crashing_calls}x in all, counts {trials['counts']}; 2nd resume rc {again.returncode}"
+        f"{crashing_calls}x in all, counts {counts}; 2nd resume rc {again.returncode}"
     )
     return Observation(observed, ok, lost)
 
