@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from pytest_autotune.entry import StoreEntry
-from pytest_autotune.store import Store, StoreError, apply_changes, write_new
+from pytest_autotune.store.changes import apply_changes, write_new
+from pytest_autotune.store.document import StoreError
+from pytest_autotune.store.reading import Store
 
 __all__ = ["merge", "merge_command", "recovery_name", "write_recovery"]
 

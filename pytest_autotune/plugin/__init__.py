@@ -62,7 +62,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.import_plugin(module)
     from pytest_autotune.plugin.session import AutotuneSession
     from pytest_autotune.policy import PolicyError
-    from pytest_autotune.store import StoreError
+    from pytest_autotune.store.document import StoreError
 
     try:
         session = AutotuneSession(config)
@@ -211,7 +211,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     json_path = controller.session.settings.json_path
     if json_path is not None:
         from pytest_autotune.plugin.report import export_json
-        from pytest_autotune.store import commit_info
+        from pytest_autotune.store.git_commit import commit_info
 
         try:
             export_json(json_path, controller.results, commit_info(session.config.rootpath))

@@ -23,7 +23,9 @@ from pytest_autotune.plugin.devices import host_key
 from pytest_autotune.plugin.results import AutotuneResult, from_user_properties
 from pytest_autotune.plugin.session import CollectionInfo, nodeid_file
 from pytest_autotune.recovery import merge_command, write_recovery
-from pytest_autotune.store import StoreError, apply_changes, commit_info
+from pytest_autotune.store.changes import apply_changes
+from pytest_autotune.store.document import StoreError
+from pytest_autotune.store.git_commit import commit_info
 
 if TYPE_CHECKING:
     import pytest

@@ -18,7 +18,7 @@ from pytest_autotune.plugin.progress import TuningProgress
 from pytest_autotune.plugin.results import PROPERTY, AutotuneResult
 from pytest_autotune.plugin.runner import InProcessTrials
 from pytest_autotune.plugin.tune_mode import TuningFailed, tune
-from pytest_autotune.tuning.isolation import WorkerStartError
+from pytest_autotune.tuning.worker import WorkerStartError
 from pytest_autotune.warning_types import AutotuneSharedFixtureWarning
 
 if TYPE_CHECKING:

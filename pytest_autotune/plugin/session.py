@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 from pytest_autotune.plugin.devices import DeviceResolver, WorkerSlot
 from pytest_autotune.plugin.options import Settings, resolve
 from pytest_autotune.plugin.worker_protocol import ENV_VAR, WorkerSpec
-from pytest_autotune.store import Store, check_writable
+from pytest_autotune.store.reading import Store
+from pytest_autotune.store.writing import check_writable
 
 if TYPE_CHECKING:
     import pytest

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
     from pytest_autotune.entry import StoreEntry
     from pytest_autotune.space.base import Space
-    from pytest_autotune.tuning.tuner import TuningResult
+    from pytest_autotune.tuning.trials import TuningResult
 
 __all__ = ["FINALIST_ROUNDS", "JOURNAL_WAIT", "TuneReport", "TuningFailed", "derive_seed", "tune"]
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_autotune.plugin.runner import run_trial
 from pytest_autotune.plugin.worker_protocol import BodyEnded, TrialReply, TrialRequest, WorkerSpec
-from pytest_autotune.tuning.isolation import serve_requests, watch_parent
+from pytest_autotune.tuning.worker_serve import serve_requests, watch_parent
 
 if TYPE_CHECKING:
     import pytest

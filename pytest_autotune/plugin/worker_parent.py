@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pytest_autotune.plugin.runner import BodyRun
 from pytest_autotune.plugin.worker_protocol import ENV_VAR, BodyEnded, TrialReply, TrialRequest, WorkerSpec
-from pytest_autotune.tuning.isolation import Launched, Worker, WorkerFailure
+from pytest_autotune.tuning.worker import Launched, Worker, WorkerFailure
 
 if TYPE_CHECKING:
     import pytest

@@ -28,7 +28,8 @@ from pytest_autotune.space.base import Points
 from pytest_autotune.strategies import get_strategy
 from pytest_autotune.strategies.base import SpaceExhausted, Strategy
 from pytest_autotune.tuning.abort import Evaluations
-from pytest_autotune.tuning.tuner import MAX_KNOWN_PROPOSALS, Tuner, TuningResult
+from pytest_autotune.tuning.trials import TuningResult
+from pytest_autotune.tuning.tuner import MAX_KNOWN_PROPOSALS, Tuner
 
 __all__ = ["StrategyConformance", "StrategyUnderTest", "toy_objective", "toy_space"]
 

@@ -1,26 +1,27 @@
 """Trials in a worker process: a crash or a hang fails the trial, not the tuning run.
 
-A *worker* is a child process that answers requests one at a time over a
-:class:`multiprocessing.connection.Connection`. :class:`Worker` (parent side)
-sends a request and waits for the reply under a deadline:
+A *worker* is a child process that answers requests one at a time over a pipe. If it dies
+(segfault, ``abort()``, out-of-memory kill) the request fails with label ``runtime`` and the exit
+named; if it does not answer before the deadline its process group is killed and the request fails
+with label ``timeout``; if its memory grew too much it is replaced. A replacement starts on the next
+request, so the caller just goes on. Children watch their parent and exit when it is gone, so a
+parent killed with SIGKILL leaves no worker behind, even one stuck in a hung trial.
 
-* the child dies (segfault, ``abort()``, ``os._exit``, out-of-memory kill):
-  the request fails with label ``runtime`` and the exit named (``killed by
-  signal SIGSEGV (Segmentation fault)``), plus the end of the child's output
-  when it writes to a log file;
-* no reply before the deadline: the child's process group is killed and the
-  request fails with label ``timeout``;
-* the child's memory grew by more than a limit since it started (a leak across
-  trials): the reply is kept and the child is replaced before the next request.
+The pieces, each in its own module so that the parent and the child side can be read (and started)
+apart:
 
-A replacement starts on the next request, so the caller just goes on. Children
-watch their parent and exit when it is gone, so a parent killed with SIGKILL
-leaves no worker behind, even one stuck in a hung trial.
+* :mod:`~pytest_autotune.tuning.worker_protocol`: the messages over the pipe;
+* :mod:`~pytest_autotune.tuning.worker`: the parent side, :class:`Worker` (start, deadline, restart,
+  kill) and the failures it reports;
+* :mod:`~pytest_autotune.tuning.worker_serve`: the child side, :func:`serve_requests` and
+  :func:`watch_parent`;
+* :mod:`~pytest_autotune.tuning.worker_output`: the part of a dead worker's output quoted in its
+  failure.
 
-:class:`IsolatedObjective` applies this to the library: wrap an objective and
-pass it to :meth:`pytest_autotune.tuning.tuner.Tuner.run`. The pytest plugin's worker
-(a pytest sub-session that sets the test up itself) is in
-:mod:`pytest_autotune.plugin.worker_parent`.
+This module applies them to the library: :class:`IsolatedObjective` wraps an objective for
+:meth:`pytest_autotune.tuning.tuner.Tuner.run`, starting workers with ``multiprocessing``. The
+pytest plugin's worker (a pytest sub-session that sets the test up itself) is in
+:mod:`pytest_autotune.plugin.worker_parent`. The names of the modules above are re-exported here.
 
 Hand-written because the standard pools do not fit: ``ProcessPoolExecutor``
 marks the whole pool broken after one crashed call and cannot stop a call that
@@ -29,21 +30,25 @@ hangs, and ``multiprocessing.Pool`` waits forever for a task whose worker died.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import re
 import signal
-import sys
-import threading
-import time
 import traceback
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any
 
-from pytest_autotune.outcome import Label, Outcome
+from pytest_autotune.outcome import Outcome
+from pytest_autotune.tuning.worker import (
+    Child,
+    Launched,
+    Worker,
+    WorkerFailure,
+    WorkerStartError,
+    WorkerStats,
+    describe_exit,
+)
+from pytest_autotune.tuning.worker_output import output_excerpt
+from pytest_autotune.tuning.worker_protocol import STOP, Ready, Reply
+from pytest_autotune.tuning.worker_serve import resident_bytes, serve_requests, watch_parent
 
 __all__ = [
     "STOP",
@@ -63,352 +68,7 @@ __all__ = [
     "watch_parent",
 ]
 
-#: The request that ends a worker's loop.
-STOP: Final = "stop"
-#: Seconds a stopping worker gets to finish (fixture teardown) before it is killed.
-STOP_SECONDS: Final = 30.0
-#: Characters of the worker's output kept in a failure's detail.
-OUTPUT_LIMIT: Final = 1500
-#: Exit status of a worker whose parent disappeared.
-ORPHAN_STATUS: Final = 70
-_POLL_SECONDS: Final = 0.2
 
-
-# -- messages -------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Ready:
-    """First message of a worker: set up and waiting; ``rss`` is its resident memory in bytes."""
-
-    rss: int
-
-
-@dataclass(frozen=True)
-class Reply:
-    """A worker's answer to one request, with its resident memory afterwards."""
-
-    payload: Any
-    rss: int
-
-
-@dataclass(frozen=True)
-class WorkerFailure:
-    """A request that got no reply: the worker died (``runtime``) or ran past the deadline (``timeout``)."""
-
-    label: Label
-    detail: str
-
-    def outcome(self) -> Outcome:
-        """The trial outcome."""
-        return Outcome.failed(self.label, self.detail)
-
-
-class WorkerStartError(RuntimeError):
-    """A worker exited or stalled before it was ready; the message holds its output."""
-
-
-# -- child side -----------------------------------------------------------------------------------------
-def resident_bytes() -> int:
-    """Resident memory of this process in bytes (Linux: current; elsewhere: the peak)."""
-    try:
-        with open("/proc/self/statm", "rb") as statm:
-            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        import resource
-
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        return int(peak if sys.platform == "darwin" else peak * 1024)
-
-
-def watch_parent(wait_until_gone: Callable[[], object]) -> None:
-    """Exit this process (status :data:`ORPHAN_STATUS`) as soon as ``wait_until_gone()`` returns.
-
-    ``wait_until_gone`` blocks until the parent is gone (e.g. reading a pipe whose write end only
-    the parent holds). It runs in a daemon thread, so a hung trial cannot keep an orphan alive.
-    """
-
-    def watch() -> None:
-        try:
-            wait_until_gone()
-        finally:
-            os._exit(ORPHAN_STATUS)
-
-    threading.Thread(target=watch, name="pytest-autotune-parent-watch", daemon=True).start()
-
-
-def serve_requests(channel: Connection, handle: Callable[[Any], tuple[Any, bool]]) -> None:
-    """The worker loop: send :class:`Ready`, then answer requests until :data:`STOP` or EOF.
-
-    ``handle(request)`` returns ``(payload, go_on)``; the loop ends after a payload with
-    ``go_on`` False (e.g. the test body called ``pytest.skip``).
-    """
-    channel.send(Ready(resident_bytes()))
-    while True:
-        try:
-            request = channel.recv()
-        except EOFError:
-            return
-        if isinstance(request, str) and request == STOP:
-            return
-        payload, go_on = handle(request)
-        channel.send(Reply(payload, resident_bytes()))
-        if not go_on:
-            return
-
-
-# -- parent side ----------------------------------------------------------------------------------------
-def describe_exit(returncode: int) -> str:
-    """``was killed by signal SIGSEGV (Segmentation fault)`` or ``exited with status 3``."""
-    if returncode < 0:
-        try:
-            number = signal.Signals(-returncode)
-        except ValueError:
-            return f"was killed by signal {-returncode}"
-        description = signal.strsignal(number) or ""
-        hint = ", out of memory?" if number == signal.SIGKILL else ""
-        return f"was killed by signal {number.name} ({description}{hint})"
-    return f"exited with status {returncode}"
-
-
-class Child(Protocol):
-    """A started worker process, whatever started it."""
-
-    @property
-    def pid(self) -> int:
-        """Process id."""
-
-    def exitcode(self) -> int | None:
-        """The exit status when the process has ended (negative: killed by that signal), else None."""
-
-    def kill(self) -> None:
-        """Kill the process (and what it started) if it still runs, and reap it."""
-
-    def wait(self, timeout: float) -> int | None:
-        """Wait up to ``timeout`` seconds for the exit; returns :meth:`exitcode`."""
-
-
-@dataclass
-class Launched:
-    """A started worker: the process, the parent's end of its channel, and its output file if any."""
-
-    child: Child
-    channel: Connection
-    log: Path | None = None
-    cleanup: Callable[[], None] | None = None
-
-
-@dataclass
-class WorkerStats:
-    """How often the worker was (re)started and why; seconds each start took until ready."""
-
-    starts: int = 0
-    crashes: int = 0
-    timeouts: int = 0
-    memory_restarts: int = 0
-    start_seconds: list[float] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data for reports."""
-        return {
-            "worker_starts": self.starts,
-            "crashes": self.crashes,
-            "timeouts": self.timeouts,
-            "memory_restarts": self.memory_restarts,
-            "start_seconds": [round(s, 4) for s in self.start_seconds],
-        }
-
-
-# Traceback lines of the machinery around the body (pytest, pluggy, this package, runpy), and
-# faulthandler's list of extension modules: dropped from the output quoted in a failure.
-_NOISE: Final = re.compile(
-    r'File "(<frozen [^>]*>|[^"]*[/\\](_pytest|pluggy|pytest_autotune|pytest)[/\\][^"]*)"'
-    r"|^Extension modules:"
-)
-
-
-def _informative_lines(text: str) -> list[str]:
-    kept: list[str] = []
-    other_thread = False
-    for line in text.splitlines():
-        if line.startswith("Thread 0x"):  # faulthandler's dump of a thread other than the crashing one
-            other_thread = True
-        elif not line.strip():
-            other_thread = False
-        if not other_thread and not _NOISE.search(line):
-            kept.append(line)
-    return kept
-
-
-def output_excerpt(text: str) -> str:
-    """The informative part of a worker's output: machinery frames dropped, long text cut in the middle."""
-    kept = re.sub(r"\n{3,}", "\n\n", "\n".join(_informative_lines(text))).strip()
-    if len(kept) <= OUTPUT_LIMIT:
-        return kept
-    half = OUTPUT_LIMIT // 2
-    return f"{kept[:half]}\n[...]\n{kept[-half:]}"
-
-
-def _output_since(log: Path | None, offset: int) -> str:
-    if log is None:
-        return ""
-    try:
-        with open(log, "rb") as handle:
-            handle.seek(offset)
-            text = handle.read().decode("utf-8", errors="replace")
-    except OSError:
-        return ""
-    return output_excerpt(text)
-
-
-def _log_size(log: Path | None) -> int:
-    try:
-        return log.stat().st_size if log is not None else 0
-    except OSError:
-        return 0
-
-
-_NO_REPLY: Final = object()
-
-
-class Worker:
-    """Parent side of one persistent worker (see the module docstring).
-
-    ``launch()`` starts a child that runs :func:`serve_requests`; ``timeout`` limits each request
-    (None: no limit), ``start_timeout`` the time until the child is ready, and ``memory_limit``
-    (bytes, None: no limit) the growth of its resident memory since it was ready.
-    """
-
-    def __init__(
-        self,
-        launch: Callable[[], Launched],
-        *,
-        timeout: float | None,
-        start_timeout: float = 300.0,
-        memory_limit: int | None = None,
-        name: str = "worker",
-    ) -> None:
-        self._launch = launch
-        self.timeout = timeout
-        self.start_timeout = start_timeout
-        self.memory_limit = memory_limit
-        self.name = name
-        self.stats = WorkerStats()
-        self._current: Launched | None = None
-        self._ready_rss = 0
-
-    @property
-    def running(self) -> bool:
-        """Whether a worker process is up (it starts on the first request)."""
-        return self._current is not None
-
-    def request(self, message: Any) -> Any:
-        """Send ``message``; return the reply's payload, or a :class:`WorkerFailure`.
-
-        Raises :class:`WorkerStartError` when a worker cannot be started.
-        """
-        current = self._current or self._start()
-        offset = _log_size(current.log)
-        with contextlib.suppress(OSError):  # a worker that is gone is collected below as a crash
-            current.channel.send(message)
-        deadline = None if self.timeout is None else time.monotonic() + self.timeout
-        reply = self._receive(current, deadline)
-        if reply is _NO_REPLY:
-            exitcode = current.child.exitcode()
-            label: Label = "runtime"
-            if exitcode is None:
-                self.stats.timeouts += 1
-                label, what = "timeout", f"no result within the trial timeout of {self.timeout:g}s"
-                what += f" (the {self.name} was killed)"
-            else:
-                self.stats.crashes += 1
-                what = f"the {self.name} {describe_exit(exitcode)}"
-            failure = WorkerFailure(label, self._detail(what, current, offset))
-            self._discard()
-            return failure
-        assert isinstance(reply, Reply)
-        if self.memory_limit is not None and reply.rss - self._ready_rss > self.memory_limit:
-            self.stats.memory_restarts += 1
-            self.stop()
-        return reply.payload
-
-    def _detail(self, what: str, current: Launched, offset: int) -> str:
-        output = _output_since(current.log, offset)
-        return f"{what}; its output:\n{output}" if output else what
-
-    def _receive(self, current: Launched, deadline: float | None) -> Any:
-        """The next message, or ``_NO_REPLY`` when the child died or the deadline passed."""
-        channel, child = current.channel, current.child
-        while True:
-            wait = _POLL_SECONDS if deadline is None else min(_POLL_SECONDS, deadline - time.monotonic())
-            try:
-                if channel.poll(max(wait, 0.0)):
-                    return channel.recv()
-            except (EOFError, OSError):
-                child.wait(5.0)
-                return _NO_REPLY
-            if child.exitcode() is not None:
-                try:
-                    return channel.recv() if channel.poll(0) else _NO_REPLY
-                except (EOFError, OSError):
-                    return _NO_REPLY
-            if deadline is not None and time.monotonic() >= deadline:
-                return _NO_REPLY
-
-    def _start(self) -> Launched:
-        started = time.perf_counter()
-        current = self._launch()
-        self._current = current
-        self.stats.starts += 1
-        ready = self._receive(current, time.monotonic() + self.start_timeout)
-        if not isinstance(ready, Ready):
-            exitcode = current.child.exitcode()
-            why = (
-                f"did not get ready within {self.start_timeout:g}s"
-                if exitcode is None
-                else describe_exit(exitcode)
-            )
-            detail = self._detail(f"the {self.name} {why} before running any trial", current, 0)
-            self._discard()
-            raise WorkerStartError(detail)
-        self._ready_rss = ready.rss
-        self.stats.start_seconds.append(time.perf_counter() - started)
-        return current
-
-    def stop(self) -> None:
-        """Ask the worker to finish (it tears down) and wait; kill it if it does not."""
-        current = self._current
-        if current is None:
-            return
-        with contextlib.suppress(OSError):
-            current.channel.send(STOP)
-        current.child.wait(STOP_SECONDS)  # then killed if it is still there
-        self._discard()
-
-    def _discard(self) -> None:
-        """Forget the current worker: kill what is left of it (its process group), reap, clean up."""
-        current, self._current = self._current, None
-        if current is None:
-            return
-        current.child.kill()
-        current.channel.close()
-        if current.cleanup is not None:
-            current.cleanup()
-
-    def close(self) -> None:
-        """Stop the worker (idempotent)."""
-        self.stop()
-
-    def __enter__(self) -> Worker:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        # On an interrupt or error there is no point waiting for a graceful stop.
-        if exc[0] is not None:
-            self._discard()
-        else:
-            self.close()
-
-
-# -- the library wrapper --------------------------------------------------------------------------------
 class _ProcessChild:
     """:class:`Child` over a :class:`multiprocessing.Process`."""
 

@@ -43,44 +43,45 @@ What the tuner guarantees, whatever the strategy does:
 * **Crashes in this process**: :meth:`Tuner.start` journals a trial as started
   before it runs; a resumed run records a started trial that never finished as
   a ``runtime`` failure (its process died with it) instead of running it again.
+
+This module is the loop; what it records and returns is in
+:mod:`~pytest_autotune.tuning.trials`, its bookkeeping in :mod:`~pytest_autotune.tuning.ledger`,
+the journal checks of a resume in :mod:`~pytest_autotune.tuning.resume`, and the evaluation of an
+objective (:meth:`Tuner.run`) in :mod:`~pytest_autotune.tuning.evaluation`.
 """
 
 from __future__ import annotations
 
-import math
 import numbers
 import os
 import time
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 
-from pytest_autotune.outcome import LABELS, Label, Outcome
+from pytest_autotune.outcome import Outcome
 from pytest_autotune.space.base import Config, Points, Space
-from pytest_autotune.space.errors import SpaceError
 from pytest_autotune.strategies import make_strategy
 from pytest_autotune.strategies.base import SpaceExhausted, Strategy
 from pytest_autotune.strategies.unseen import draw_unseen, key_of
-from pytest_autotune.tuning.abort import (
-    DEFAULT_ABORT,
-    AbortCondition,
-    AbortLike,
-    Improvement,
-    TuningState,
-    as_abort,
-)
+from pytest_autotune.tuning.abort import DEFAULT_ABORT, AbortCondition, AbortLike, TuningState, as_abort
+from pytest_autotune.tuning.evaluation import objective_outcome, run_objective
 from pytest_autotune.tuning.journal import (
     JournalContents,
     JournalEntry,
-    JournalError,
     JournalHeader,
-    JournalMismatchError,
     JournalWriter,
     read_journal,
-    set_aside,
 )
+from pytest_autotune.tuning.ledger import PendingTrial, TrialLedger
+from pytest_autotune.tuning.resume import (
+    UNFINISHED_DETAIL,
+    decode_point,
+    journal_of_job,
+    unfinished_as_failures,
+)
+from pytest_autotune.tuning.trials import Trial, TrialRecord, TuningResult
 
 __all__ = [
     "DEFAULT_STRATEGY",
@@ -97,90 +98,6 @@ DEFAULT_STRATEGY = "bo"
 
 #: Known configurations a strategy may propose in a row before the tuner draws an unseen one itself.
 MAX_KNOWN_PROPOSALS = 32
-
-#: Detail of a trial journaled as started that never finished (see :meth:`Tuner.start`).
-UNFINISHED_DETAIL = (
-    "the process running this trial died before it finished (a crash, or a kill); "
-    "recorded as a failure on resume and not run again"
-)
-
-
-@dataclass(frozen=True)
-class Trial:
-    """A configuration to evaluate: ``number`` (0-based), ``config`` and its ``point`` (one row)."""
-
-    number: int
-    config: Config
-    point: Points
-
-
-@dataclass(frozen=True)
-class TrialRecord:
-    """A completed trial: outcome as measured, seconds spent evaluating and suggesting it."""
-
-    number: int
-    config: Config
-    outcome: Outcome
-    eval_seconds: float
-    suggest_seconds: float
-    resumed: bool = False
-
-
-@dataclass
-class TuningResult:
-    """The best configuration so far and everything that led to it.
-
-    ``best_value`` is as measured; ``counts`` has every label (zeros
-    included); ``duration_s`` includes time recorded for resumed trials;
-    ``space_size`` is None for spaces with continuous parameters.
-    """
-
-    best_config: Config | None
-    best_value: float | None
-    history: list[TrialRecord]
-    counts: dict[Label, int]
-    evaluations: int
-    duration_s: float
-    strategy: str
-    seed: int
-    space_size: int | None
-    maximize: bool = False
-    exhausted: bool = False
-    resumed: int = 0
-    diverged: int = 0
-
-    @property
-    def feasible(self) -> bool:
-        """True when some configuration produced a value."""
-        return self.best_value is not None
-
-    def top(self, k: int) -> list[TrialRecord]:
-        """The ``k`` best feasible trials, best first (ties keep trial order)."""
-        if k < 0:
-            raise ValueError(f"top: k must be >= 0, got {k}")
-        feasible = [r for r in self.history if r.outcome.value is not None]
-        sign = -1.0 if self.maximize else 1.0
-        feasible.sort(key=lambda r: sign * (r.outcome.value or 0.0))
-        return feasible[:k]
-
-
-@dataclass
-class _Pending:
-    trial: Trial
-    key: Hashable
-    suggest_seconds: float
-    asked_at: float
-    started: bool = False
-
-
-@dataclass
-class _Progress:
-    """Counters, best so far and the improvement trail."""
-
-    counts: dict[Label, int] = field(default_factory=lambda: dict.fromkeys(LABELS, 0))
-    improvements: list[Improvement] = field(default_factory=list)
-    best_index: int | None = None
-    resumed_seconds: float = 0.0
 
 
 def _make_strategy(name: str, space: Space, rng: np.random.Generator, options: Mapping[str, Any]) -> Strategy:
@@ -253,14 +170,10 @@ class Tuner:
             self.strategy_name = _strategy_name(strategy)
         self.strategy_options = options
 
-        self._history: list[TrialRecord] = []
-        self._outcomes: dict[Hashable, Outcome] = {}  # key -> outcome as the strategy sees it
-        self._pending: dict[int, _Pending] = {}
-        self._progress = _Progress()
+        self._ledger = TrialLedger(maximize=self.maximize)  # its clock starts now
         self._next_number = 0
         self._exhausted = False
         self._diverged = 0
-        self._started = time.perf_counter()
         self._journal: JournalWriter | None = None
         if journal is not None:
             header = JournalHeader(
@@ -276,21 +189,8 @@ class Tuner:
         contents: JournalContents | None,
         on_mismatch: str,
     ) -> None:
-        if contents is not None and contents.header is not None:
-            differences = header.differences(contents.header)
-            if differences:
-                if on_mismatch == "error":
-                    raise JournalMismatchError(
-                        path,
-                        "journal of a different tuning job (" + "; ".join(differences) + "); "
-                        "delete it or resume with the same settings",
-                    )
-                set_aside(path)
-                contents = None
-        crashed = [
-            JournalEntry(start.number, start.config, Outcome.failed("runtime", UNFINISHED_DETAIL), 0.0, 0.0)
-            for start in sorted(contents.unfinished if contents else (), key=lambda s: s.number)
-        ]
+        contents = journal_of_job(path, header, contents, on_mismatch)
+        crashed = unfinished_as_failures(contents)
         if contents is not None and (contents.entries or crashed):
             self._resume(path, [*contents.entries, *crashed])
         self._journal = JournalWriter(path, header, contents)
@@ -298,11 +198,12 @@ class Tuner:
             self._journal.append(entry)
 
     def _resume(self, path: str | os.PathLike[str], entries: list[JournalEntry]) -> None:
+        """Replay recorded trials: ask the strategy again (unless it opts out), tell each outcome."""
         by_asking = bool(getattr(self.strategy, "resume_by_asking", True))
         for entry in entries:
-            point = self._decode(path, entry)
+            point = decode_point(path, self.space, entry)
             key = key_of(point)
-            if key in self._outcomes:
+            if self._ledger.told(key) is not None:
                 continue  # cannot happen with journals this tuner wrote; never count a trial twice
             if by_asking:
                 proposed = self._propose()
@@ -312,20 +213,9 @@ class Tuner:
             record = TrialRecord(
                 entry.number, config, entry.outcome, entry.eval_seconds, entry.suggest_seconds, resumed=True
             )
-            self._progress.resumed_seconds += entry.eval_seconds + entry.suggest_seconds
+            self._ledger.resumed_seconds += entry.eval_seconds + entry.suggest_seconds
             self._complete(record, point, key)
             self._next_number = max(self._next_number, entry.number + 1)
-
-    def _decode(self, path: str | os.PathLike[str], entry: JournalEntry) -> Points:
-        config = {k: tuple(v) if isinstance(v, list) else v for k, v in entry.config.items()}
-        if set(config) != set(self.space.names):
-            raise JournalError(
-                path, f"trial {entry.number}: parameters {sorted(config)} do not match the space"
-            )
-        try:
-            return self.space.to_points([config])
-        except (SpaceError, KeyError, TypeError, ValueError) as exc:
-            raise JournalError(path, f"trial {entry.number}: {config!r} is not in the space ({exc})") from exc
 
     def close(self) -> None:
         """Close the journal file (the tuner can still report its result)."""
@@ -337,27 +227,18 @@ class Tuner:
     @property
     def elapsed_s(self) -> float:
         """Seconds since the tuner was built, plus the time recorded for resumed trials."""
-        return time.perf_counter() - self._started + self._progress.resumed_seconds
+        return self._ledger.elapsed_s
 
     def state(self, *, include_pending: bool = False) -> TuningState:
         """The snapshot abort conditions are evaluated on."""
-        counts = self._progress.counts
-        evaluations = len(self._history) + (len(self._pending) if include_pending else 0)
-        return TuningState(
-            evaluations=evaluations,
-            valid_evaluations=counts["ok"],
-            elapsed_s=self.elapsed_s,
-            space_size=self._size,
-            maximize=self.maximize,
-            improvements=self._progress.improvements,
-        )
+        return self._ledger.state(space_size=self._size, include_pending=include_pending)
 
     @property
     def exhausted(self) -> bool:
         """True when every configuration of the space has been evaluated or is being evaluated."""
         if self._exhausted:
             return True
-        return self._size is not None and len(self._outcomes) + len(self._pending) >= self._size
+        return self._size is not None and self._ledger.seen_count() >= self._size
 
     @property
     def done(self) -> bool:
@@ -369,11 +250,6 @@ class Tuner:
         return 1.0 if self.exhausted else self.abort.progress(self.state())
 
     # -- ask / tell ------------------------------------------------------------------
-    def _strategy_outcome(self, outcome: Outcome) -> Outcome:
-        if self.maximize and outcome.value is not None:
-            return Outcome("ok", -outcome.value, outcome.detail)
-        return outcome
-
     def _propose(self) -> Points | None:
         """The strategy's next unseen proposal (re-telling known ones), else an unseen draw."""
         for _ in range(MAX_KNOWN_PROPOSALS):
@@ -386,14 +262,13 @@ class Tuner:
                     f"strategy {self.strategy_name!r}: ask() must return a one-row Points, got {point!r}"
                 )
             key = key_of(point)
-            known = self._outcomes.get(key)
+            known = self._ledger.told(key)
             if known is not None:
                 self.strategy.tell(point, known)
                 continue
-            if not any(p.key == key for p in self._pending.values()):
+            if not self._ledger.is_pending(key):
                 return point
-        seen = _SeenKeys(self._outcomes, self._pending)
-        return draw_unseen(self.space, self._fallback_rng, seen)
+        return draw_unseen(self.space, self._fallback_rng, self._ledger.seen())
 
     def ask(self) -> Trial | None:
         """The next trial to evaluate, or None when done (abort condition or exhausted space)."""
@@ -407,7 +282,7 @@ class Tuner:
         trial = Trial(self._next_number, self.space.configs(point)[0], point)
         self._next_number += 1
         now = time.perf_counter()
-        self._pending[trial.number] = _Pending(trial, key_of(point), now - started, now)
+        self._ledger.pending[trial.number] = PendingTrial(trial, key_of(point), now - started, now)
         return trial
 
     def start(self, trial: Trial) -> None:
@@ -418,7 +293,7 @@ class Tuner:
         the module docstring). Trials run where a crash cannot take the tuner down (a worker
         process) need no start: a kill of the tuner's process there re-runs the trial on resume.
         """
-        pending = self._pending.get(trial.number)
+        pending = self._ledger.pending.get(trial.number)
         if pending is None:
             raise ValueError(f"start: trial {trial.number} was not asked from this tuner or was told")
         if self._journal is not None and not pending.started:
@@ -430,7 +305,7 @@ class Tuner:
 
         A started trial is journaled as cancelled, so a resumed run evaluates it.
         """
-        pending = self._pending.pop(trial.number, None)
+        pending = self._ledger.pending.pop(trial.number, None)
         if pending is not None and pending.started and self._journal is not None:
             self._journal.cancel(trial.number)
 
@@ -440,11 +315,11 @@ class Tuner:
         ``outcome`` is as measured (a float means ``Outcome.ok``); ``seconds``
         overrides the evaluation time (default: time since :meth:`ask`).
         """
-        pending = self._pending.get(trial.number)
+        pending = self._ledger.pending.get(trial.number)
         if pending is None or pending.key != key_of(trial.point):
             raise ValueError(f"tell: trial {trial.number} was not asked from this tuner, or was already told")
-        outcome = _as_outcome(outcome)
-        del self._pending[trial.number]
+        outcome = objective_outcome(outcome)
+        del self._ledger.pending[trial.number]
         elapsed = time.perf_counter() - pending.asked_at if seconds is None else float(seconds)
         record = TrialRecord(trial.number, trial.config, outcome, elapsed, pending.suggest_seconds)
         if self._journal is not None:
@@ -457,22 +332,8 @@ class Tuner:
         return record
 
     def _complete(self, record: TrialRecord, point: Points, key: Hashable) -> None:
-        """Add a finished trial to the history, counters and best; tell the strategy."""
-        progress = self._progress
-        self._history.append(record)
-        outcome = record.outcome
-        progress.counts[outcome.label] += 1
-        value = outcome.value
-        if value is not None:
-            best = progress.improvements[-1].value if progress.improvements else None
-            if best is None or (value > best if self.maximize else value < best):
-                progress.best_index = len(self._history) - 1
-                progress.improvements.append(
-                    Improvement(len(self._history), progress.counts["ok"], self.elapsed_s, value)
-                )
-        strategy_outcome = self._strategy_outcome(outcome)
-        self._outcomes[key] = strategy_outcome
-        self.strategy.tell(point, strategy_outcome)
+        """Add a finished trial to the ledger (history, counters, best); tell the strategy."""
+        self.strategy.tell(point, self._ledger.add(record, key))
 
     # -- convenience -----------------------------------------------------------------
     def run(
@@ -487,45 +348,31 @@ class Tuner:
         (the trial is forgotten); ``"record"`` records it as a ``runtime``
         failure and goes on. ``KeyboardInterrupt`` always propagates.
         """
-        if errors not in ("raise", "record"):
-            raise ValueError(f"run: errors must be 'raise' or 'record', not {errors!r}")
-        while (trial := self.ask()) is not None:
-            try:
-                returned = objective(trial.config)
-            except Exception as exc:
-                if errors == "raise":
-                    self.cancel(trial)
-                    raise
-                returned = Outcome.failed("runtime", f"{type(exc).__name__}: {exc}")
-            except BaseException:
-                self.cancel(trial)
-                raise
-            self.tell(trial, returned)
-        return self.result
+        return run_objective(self, objective, errors=errors)
 
     @property
     def history(self) -> list[TrialRecord]:
         """Completed trials in completion order (a copy)."""
-        return list(self._history)
+        return list(self._ledger.history)
 
     @property
     def result(self) -> TuningResult:
         """The best configuration so far, the history and the counters (available at any time)."""
-        progress = self._progress
-        best = self._history[progress.best_index] if progress.best_index is not None else None
+        ledger = self._ledger
+        best = ledger.best()
         return TuningResult(
             best_config=dict(best.config) if best is not None else None,
             best_value=best.outcome.value if best is not None else None,
-            history=list(self._history),
-            counts=dict(progress.counts),
-            evaluations=len(self._history),
+            history=list(ledger.history),
+            counts=dict(ledger.counts),
+            evaluations=len(ledger.history),
             duration_s=self.elapsed_s,
             strategy=self.strategy_name,
             seed=self.seed,
             space_size=self._size,
             maximize=self.maximize,
             exhausted=self.exhausted,
-            resumed=sum(r.resumed for r in self._history),
+            resumed=sum(r.resumed for r in ledger.history),
             diverged=self._diverged,
         )
 
@@ -534,25 +381,3 @@ class Tuner:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-class _SeenKeys:
-    """Evaluated or pending keys, as a container (no copy)."""
-
-    def __init__(self, outcomes: Mapping[Hashable, Outcome], pending: Mapping[int, _Pending]) -> None:
-        self._outcomes = outcomes
-        self._pending = {p.key for p in pending.values()}
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._outcomes or key in self._pending
-
-
-def _as_outcome(value: Outcome | float) -> Outcome:
-    if isinstance(value, Outcome):
-        return value
-    if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        number = float(value)
-        if not math.isfinite(number):
-            return Outcome.failed("runtime", f"the objective returned {number!r}")
-        return Outcome.ok(number)
-    raise TypeError(f"an objective must return a number or an Outcome, got {value!r}")

@@ -147,7 +147,7 @@ def test_objective_errors_raise_or_are_recorded() -> None:
     with pytest.raises(RuntimeError, match="kernel crashed"):
         tuner.run(flaky)
     assert tuner.result.evaluations == 1
-    assert not tuner._pending
+    assert not tuner._ledger.pending
     result = Tuner(line_space(), "exhaustive", abort=10, seed=0).run(flaky, errors="record")
     assert result.counts["runtime"] == 5
     assert result.counts["ok"] == 5

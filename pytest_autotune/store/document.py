@@ -1,0 +1,134 @@
+"""``autotune.json`` as a JSON document: the schema, the checks of a read, the canonical text.
+
+Everything here works on plain JSON data and knows nothing of the entry model
+(:mod:`pytest_autotune.entry`), so that the writers (:mod:`pytest_autotune.store.writing`) can re-read
+and re-write the file without depending on it. A damaged *file* (not UTF-8 JSON, a byte order mark,
+duplicate keys, the wrong structure, a newer schema) is a :class:`StoreError` naming the file: the
+whole file is refused, and never overwritten. Entries are checked one by one when they are loaded
+(:mod:`pytest_autotune.store.reading`).
+
+:func:`dumps` is the canonical text (sorted keys, two-space indent, floats by ``repr``) shared by
+every writer, so that re-writing an unchanged entry yields the same bytes and diffs stay small.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Key",
+    "StoreError",
+    "config_from_json",
+    "dumps",
+    "entry_where",
+    "read_document",
+]
+
+SCHEMA_VERSION: Final = 1
+
+#: An entry's address in the file: (device key, test node id).
+Key = tuple[str, str]
+
+
+class StoreError(Exception):
+    """``autotune.json`` cannot be read or written; the message names the file."""
+
+
+class _DuplicateKeyError(ValueError):
+    pass
+
+
+def dumps(data: Mapping[str, Any]) -> str:
+    """Canonical text of a store document.
+
+    ``NaN`` and ``Infinity`` are allowed here only so that a damaged entry read from the file is
+    written back as it was: every entry this package writes went through
+    :meth:`StoreEntry.from_json`, which refuses non-finite numbers.
+    """
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=True) + "\n"
+
+
+def config_from_json(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A configuration read from JSON: lists (permutations) become tuples again."""
+    return {name: tuple(value) if isinstance(value, list) else value for name, value in config.items()}
+
+
+def entry_where(path: Path, device: str, nodeid: str) -> str:
+    """How errors name an entry: ``"autotune.json: entry 't.py::k' of device 'host:x'"``."""
+    return f"{path}: entry {nodeid!r} of device {device!r}"
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise _DuplicateKeyError(key)
+        data[key] = value
+    return data
+
+
+def _loads(path: Path, text: str) -> Any:
+    def bad(why: str) -> StoreError:
+        return StoreError(
+            f"{path}: {why}; fix or delete the file (it was left untouched), then re-run `pytest --autotune`"
+        )
+
+    if text.startswith("\ufeff"):
+        raise bad("starts with a byte order mark (save it as UTF-8 without BOM)")
+    if not text.strip():
+        raise bad("is empty (not valid JSON)")
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicates)
+    except _DuplicateKeyError as exc:
+        raise bad(f"the key {exc.args[0]!r} appears twice in one object (not valid JSON)") from None
+    except json.JSONDecodeError as exc:
+        raise bad(f"not valid JSON (corrupt or truncated: {exc})") from exc
+
+
+def _validate(path: Path, data: Any) -> dict[str, Any]:
+    """Check the file's structure (entries are checked one by one: :class:`Store`)."""
+
+    def bad(why: str) -> StoreError:
+        return StoreError(
+            f"{path}: {why}; fix or delete the file (it was left untouched), "
+            "then re-run `pytest --autotune` to re-create entries"
+        )
+
+    if not isinstance(data, dict):
+        raise bad("not an autotune cache (expected a JSON object at the top level)")
+    version = data.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise bad(f"no integer 'schema_version' (got {version!r})")
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"{path}: written by a newer pytest-autotune (schema version {version}, this version reads "
+            f"up to {SCHEMA_VERSION}); upgrade pytest-autotune. The file was left untouched."
+        )
+    if version < 1:
+        raise bad(f"unknown schema version {version}")
+    devices = data.get("devices")
+    if not isinstance(devices, dict):
+        raise bad("'devices' must be an object")
+    for key, device in devices.items():
+        if not isinstance(device, dict) or not isinstance(device.get("tests", {}), dict):
+            raise bad(f"device {key!r} must be an object with a 'tests' object")
+        if not isinstance(device.get("info", {}), dict):
+            raise bad(f"device {key!r}: 'info' must be an object")
+    return data
+
+
+def read_document(path: Path) -> dict[str, Any]:
+    """The file's JSON, its structure checked (no file: an empty store); raises :class:`StoreError`."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {"schema_version": SCHEMA_VERSION, "devices": {}}
+    except UnicodeDecodeError as exc:
+        raise StoreError(f"{path}: cannot be read (not UTF-8 text: {exc}); it was left untouched") from exc
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot be read ({exc}); it was left untouched") from exc
+    return _validate(path, _loads(path, text))
