@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "available_strategies",
-    "check_strategy_options",
     "get_strategy",
     "make_strategy",
     "parse_strategy_spec",
@@ -96,21 +95,6 @@ def make_strategy(name: str, space: Space, rng: np.random.Generator, options: Ma
                 f"accepted: {', '.join(accepted) or 'none'}"
             )
     return cls(space, rng=rng, **options)
-
-
-def check_strategy_options(name: str, options: Mapping[str, Any]) -> None:
-    """Raise ``ValueError``/``TypeError`` naming the option when ``options`` do not suit strategy ``name``.
-
-    The strategy validates its own options: it is built once on a small probe space (two integer
-    parameters of 8 values), so a bad value (``bo:initial=abc``) or an unknown name is a usage
-    error before any tuning starts, not a failure of every tunable test.
-    """
-    import numpy as np
-
-    from pytest_autotune.space import Interval, build_space
-
-    probe = build_space({"a": Interval(1, 8), "b": Interval(1, 8)})
-    make_strategy(name, probe, np.random.default_rng(0), options)
 
 
 def _option_value(text: str) -> Any:

@@ -118,9 +118,24 @@ def validate_policy(values: Mapping[str, Any], *, source: str) -> dict[str, Any]
     return parsed
 
 
-def _check_strategy_options(name: str, options: Mapping[str, Any], source: str) -> None:
-    from pytest_autotune.strategies import check_strategy_options
+def check_strategy_options(name: str, options: Mapping[str, Any]) -> None:
+    """Raise ``ValueError``/``TypeError`` naming the option when ``options`` do not suit strategy ``name``.
 
+    The strategy validates its own options: it is built once on a small probe space (two integer
+    parameters of 8 values), so a bad value (``bo:initial=abc``) or an unknown name is a usage
+    error before any tuning starts, not a failure of every tunable test. It lives here, not in the
+    strategy registry, so that the registry does not depend on building spaces.
+    """
+    import numpy as np
+
+    from pytest_autotune.space import Interval, build_space
+    from pytest_autotune.strategies import make_strategy
+
+    probe = build_space({"a": Interval(1, 8), "b": Interval(1, 8)})
+    make_strategy(name, probe, np.random.default_rng(0), options)
+
+
+def _check_strategy_options(name: str, options: Mapping[str, Any], source: str) -> None:
     try:
         check_strategy_options(name, options)
     except (TypeError, ValueError, ImportError) as exc:
