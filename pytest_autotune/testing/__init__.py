@@ -41,9 +41,10 @@ without loading numpy into a plain ``pytest`` run; the space oracle and the suit
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
+
+from pytest_autotune._lazy import lazy_exports
 
 __all__ = [
     "BruteForceSpace",
@@ -142,17 +143,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pytest_autotune.testing' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only

@@ -21,10 +21,9 @@ a name that needs it is first used. The modules:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-_PACKAGE = "pytest_autotune.backends.opencl"
+from pytest_autotune._lazy import lazy_exports
 
 # public name -> module (in this package) that defines it
 _EXPORTS: dict[str, str] = {
@@ -80,17 +79,9 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {_PACKAGE!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{_PACKAGE}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(
+    __name__, {name: f"{__name__}.{module}" for name, module in _EXPORTS.items()}, __all__
+)
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
