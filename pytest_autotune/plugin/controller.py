@@ -18,8 +18,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_autotune.backends.host import host_key
 from pytest_autotune.entry import StoreEntry
-from pytest_autotune.plugin.devices import host_key
 from pytest_autotune.plugin.results import AutotuneResult, from_user_properties
 from pytest_autotune.plugin.session import CollectionInfo, nodeid_file
 from pytest_autotune.recovery import merge_command, write_recovery

@@ -24,9 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_autotune.backends import Backend, backend_for_fixtures, get_backend
-from pytest_autotune.backends.host import host_info, host_key
 
-__all__ = ["Assignment", "DeviceResolver", "WorkerSlot", "host_info", "host_key"]
+__all__ = ["Assignment", "DeviceResolver", "WorkerSlot"]
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from pytest_autotune.plugin.devices import DeviceResolver, WorkerSlot, host_key
+from pytest_autotune.backends.host import host_key
+from pytest_autotune.plugin.devices import DeviceResolver, WorkerSlot
 from pytest_autotune.plugin.progress import TuningProgress
 
 
