@@ -12,12 +12,16 @@ them (a budget text that combines conditions, a strategy spec), so loading the p
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from datetime import timedelta
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pytest_autotune.policy import VALUE_PARSERS, invalid_value, parse_policy_values, text_value
 from pytest_autotune.values import parse_duration
+
+if TYPE_CHECKING:
+    from pytest_autotune.space.base import Space
 
 __all__ = ["PARSERS", "parse_budget", "parse_strategy", "validate_policy"]
 
@@ -124,15 +128,31 @@ def check_strategy_options(name: str, options: Mapping[str, Any]) -> None:
     The strategy validates its own options: it is built once on a small probe space (two integer
     parameters of 8 values), so a bad value (``bo:initial=abc``) or an unknown name is a usage
     error before any tuning starts, not a failure of every tunable test. It lives here, not in the
-    strategy registry, so that the registry does not depend on building spaces.
+    strategy registry, so that the registry does not depend on building spaces. A spec that passed
+    is not checked again in this process (every ``@tunable`` and marker naming it would otherwise
+    build the strategy anew).
     """
+    key = (name, repr(sorted(options.items())))
+    if key in _ACCEPTED:
+        return
     import numpy as np
 
-    from pytest_autotune.space import Interval, build_space
     from pytest_autotune.strategies import make_strategy
 
-    probe = build_space({"a": Interval(1, 8), "b": Interval(1, 8)})
-    make_strategy(name, probe, np.random.default_rng(0), options)
+    make_strategy(name, _probe_space(), np.random.default_rng(0), options)
+    _ACCEPTED.add(key)
+
+
+#: (strategy name, repr of its sorted options) of the specs :func:`check_strategy_options` accepted.
+_ACCEPTED: set[tuple[str, str]] = set()
+
+
+@functools.cache
+def _probe_space() -> Space:
+    """The small space strategies are built on to check their options (built once per process)."""
+    from pytest_autotune.space import Interval, build_space
+
+    return build_space({"a": Interval(1, 8), "b": Interval(1, 8)})
 
 
 def _check_strategy_options(name: str, options: Mapping[str, Any], source: str) -> None:
