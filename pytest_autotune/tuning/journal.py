@@ -20,7 +20,9 @@ One process at a time tunes from a journal: :func:`hold_journal` takes an
 exclusive lock on ``<journal>.lock`` (POSIX ``flock``, released by the kernel
 when the process dies) and writes its pid there; a second run waits a short
 while, then gets :class:`JournalBusy` naming the holder's pid, without having
-touched the journal.
+touched the journal. Written with ``flock`` directly rather than with ``filelock`` (which the
+store uses) because the lock file also carries the holder's pid, written through the descriptor
+that holds the lock, while ``filelock`` manages its lock files' content and lifetime itself.
 """
 
 from __future__ import annotations
