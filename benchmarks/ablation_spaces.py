@@ -2,8 +2,9 @@
 
 * every replayed GPU space whose failing share (computed from its cache) is at least
   :data:`MIN_FAILING_SHARE`;
-* ``convolution__A100_hidden_limits``, failure-heavy on purpose: the A100 convolution with its two
-  resource limits removed from the known constraints, so that they must be learnt. The 48 KB
+* ``convolution__MI250X_hidden_limits``, failure-heavy on purpose: the MI250X convolution (no
+  failures recorded) with its two resource limits removed from the known constraints, so that they
+  must be learnt. The 48 KB
   shared-memory bound (``use_shmem == 0 or (...) < 12*1024``) becomes a build failure, as Kernel
   Tuner records a kernel that "uses too much shared data" (``CompilationFailedConfig``); the
   1,024 threads-per-block bound becomes a launch failure (``RuntimeFailedConfig``). The cache does
@@ -42,8 +43,8 @@ __all__ = [
 
 #: Replayed spaces with at least this share of failing configurations take part.
 MIN_FAILING_SHARE = 0.10
-HIDDEN_LIMITS_SOURCE = "convolution__A100.json.gz"
-HIDDEN_LIMITS = "convolution__A100_hidden_limits"
+HIDDEN_LIMITS_SOURCE = "convolution__MI250X.json.gz"
+HIDDEN_LIMITS = "convolution__MI250X_hidden_limits"
 POCL = "conv2d_loosened__PoCL"
 #: The restrictions of the convolution spaces that are device resource limits: a configuration
 #: beyond the shared-memory bound fails to build (checked first: such a build never reaches the
@@ -134,7 +135,7 @@ def space_by_name(name: str, datasets: str) -> AblationSpace:
     """One ablation space, loaded once per process (worker processes load only their own)."""
     if name == HIDDEN_LIMITS:
         target = hidden_limits_replay(Path(datasets))
-        how = "A100 convolution, shared-memory (48 KB) and threads-per-block (1024) limits to be learnt"
+        how = "MI250X convolution, shared-memory (48 KB) and threads-per-block (1024) limits to be learnt"
         return AblationSpace(name, target, True, how)
     if name == POCL:
         from benchmarks.failure_heavy_pocl import loosened_replay

@@ -14,7 +14,7 @@ Rows (``bo`` with one option changed, see ``BOOptions.failures``):
   probabilistic hidden constraints): today's default (``bo``).
 
 Spaces (``ablation_spaces``): every replayed space with at least 10% failing configurations, and two
-made failure-heavy on purpose (the A100 convolution with its resource limits hidden, and the conv2d
+made failure-heavy on purpose (the MI250X convolution with its resource limits hidden, and the conv2d
 example with loosened constraints measured on PoCL). Each (space, row, seed) is one tuning run that
 stops at :data:`CAP` evaluations or once it has reached 0.95 of the optimum and made
 :data:`WINDOW` evaluations. Reported per space and row: the median over seeds of the evaluations
@@ -60,7 +60,7 @@ LEVELS = (0.90, 0.95)
 #: Evaluations per run at most: 100, not 200, so that 2 shared cores run enough seeds (a run that
 #: misses 0.95 is the expensive kind, and each suggestion costs more the more trials it knows).
 CAP = 100
-WINDOW = 50
+WINDOW = 30
 #: The issue's targets on the failure-heavy spaces: worst needs >= 1.5x the evaluations to 0.90, and
 #: the feasibility model's failure share is below half of worst's.
 SPEEDUP_TARGET = 1.5

@@ -87,7 +87,7 @@ def test_every_row_runs_on_a_tiny_space_and_stops_at_the_cap_or_the_target() -> 
 
 def test_hidden_limits_space_fails_exactly_beyond_the_removed_limits() -> None:
     hidden = hidden_limits_replay(REPLAY_DATA)
-    recorded = Replay.from_spaces_json(REPLAY_DATA / "spaces.json", "convolution__A100.json.gz")
+    recorded = Replay.from_spaces_json(REPLAY_DATA / "spaces.json", "convolution__MI250X.json.gz")
     assert hidden.space.size > recorded.space.size
     assert hidden.optimum == recorded.optimum
     configs = hidden.space.configs(hidden.space.at_index(range(0, hidden.space.size, 7)))
