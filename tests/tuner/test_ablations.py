@@ -113,3 +113,16 @@ def test_runs_by_path_from_anywhere(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "--seeds" in done.stdout
     assert "--json" in done.stdout
+
+
+def test_per_label_equals_feasibility_until_two_labels_have_five_examples() -> None:
+    assert ablations.same_as_single_model(["ok", "compile"] * 5 + ["runtime"] * 4)
+    assert not ablations.same_as_single_model(["compile"] * 5 + ["runtime"] * 5)
+    assert ablations.same_as_single_model(["compile"] * 9)
+    # the claim the benchmark relies on: such a feasibility run is the per_label run of its seed
+    target = tiny_space()
+    single = ablations.run_one(target, "feasibility", seed=2, cap=12, window=12)
+    per_label = ablations.run_one(target, "per_label", seed=2, cap=12, window=12)
+    assert ablations.same_as_single_model(single.labels)
+    assert per_label.values == single.values
+    assert per_label.labels == single.labels
