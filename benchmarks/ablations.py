@@ -362,10 +362,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         one = " (one failure label: per_label = feasibility)" if len(info.failure_labels) < 2 else ""
         size = info.replay.space.size
         print(f"  {name}: {size} configurations, {info.how}; labels {info.failure_labels}{one}")
+    single = {(r.space, r.seed): r.values for r in runs if r.row == "feasibility"}
     twins = [r for r in runs if r.row == "per_label"]
+    same = sum(r.values == single.get((r.space, r.seed)) for r in twins)
     print(
-        f"  per_label: {sum(bool(r.reused_from) for r in twins)} of {len(twins)} runs on spaces with two "
-        "failure labels never held 5 examples of both, so they equal the feasibility run of their seed"
+        f"  per_label: {same} of {len(twins)} runs on the spaces with two failure labels are the "
+        f"feasibility run of their seed ({sum(bool(r.reused_from) for r in twins)} reused because that "
+        "run never held 5 examples of two labels, the others re-run and found equal or not)"
     )
     print("\nTargets on the failure-heavy spaces:")
     print("\n".join(target_lines(cells, heavy)))
