@@ -1,9 +1,12 @@
 """One entry of ``autotune.json`` as typed, validated values: the only model of an entry.
 
 An entry (one test on one device) holds the tuned ``config``, the ``space_hash`` of the declaration
-it was tuned for, the ``baseline`` the plain runs are judged against, the ``tuning`` summary and the
-``commit_info`` it was measured at. :meth:`StoreEntry.from_json` checks every field (types, finite
-numbers, positive times, known keys) and raises :class:`DamagedEntryError` naming the entry and the
+it was tuned for, the ``baseline`` the plain runs are judged against, the ``tuning`` summary, the
+``commit_info`` it was measured at and, when the test records any, its named ``metrics``
+(``autotune.metric``: numbers by name, evaluated on the baseline's median; optional, so entries
+written before metrics existed load and are written back unchanged).
+:meth:`StoreEntry.from_json` checks every field (types, finite numbers, positive times, known
+keys) and raises :class:`DamagedEntryError` naming the entry and the
 field, so a hand-edited or merged-wrong value is a clear error and not an ``AttributeError`` or a
 silently disabled check deep inside a run. :meth:`StoreEntry.to_json` gives the JSON form back,
 key for key, so an entry read and written again yields the same bytes.
@@ -27,7 +30,7 @@ __all__ = ["Baseline", "DamagedEntryError", "StoreEntry", "TuningRecord"]
 
 #: The unit of time objectives: their values are durations and must be positive.
 TIME_UNIT: Final = "s"
-_ENTRY_KEYS: Final = frozenset({"config", "space_hash", "baseline", "tuning", "commit_info"})
+_ENTRY_KEYS: Final = frozenset({"config", "space_hash", "baseline", "tuning", "commit_info", "metrics"})
 _BASELINE_KEYS: Final = frozenset({"median", "iqr", "q1", "q3", "min", "rounds", "unit"})
 _TUNING_KEYS: Final = frozenset({"trials", "counts", "strategy", "seed", "duration"})
 _COMMIT_KEYS: Final = frozenset({"id", "branch", "dirty"})
@@ -213,6 +216,7 @@ class StoreEntry:
     baseline: Baseline | None = None
     tuning: TuningRecord | None = None
     commit_info: Mapping[str, Any] | None = None
+    metrics: Mapping[str, float] | None = None
 
     @classmethod
     def from_json(cls, data: Any, *, where: str) -> StoreEntry:
@@ -226,7 +230,18 @@ class StoreEntry:
             baseline=Baseline.from_json(data["baseline"], where=where) if "baseline" in data else None,
             tuning=TuningRecord.from_json(data["tuning"], where=where) if "tuning" in data else None,
             commit_info=cls._commit_info(data["commit_info"], where) if "commit_info" in data else None,
+            metrics=cls._metrics(data["metrics"], where) if "metrics" in data else None,
         )
+
+    @classmethod
+    def _metrics(cls, data: Any, where: str) -> dict[str, float]:
+        """``metrics``: an object of finite numbers by non-empty name."""
+        reader = _Reader(data, where, "metrics")
+        for name in reader.data:
+            if not name.strip():
+                raise reader.error(name, "is not a metric name (an empty name)")
+            reader.number(name)
+        return dict(reader.data)
 
     @classmethod
     def _commit_info(cls, data: Any, where: str) -> dict[str, Any]:
@@ -251,4 +266,6 @@ class StoreEntry:
             data["tuning"] = self.tuning.to_json()
         if self.commit_info is not None:
             data["commit_info"] = dict(self.commit_info)
+        if self.metrics is not None:
+            data["metrics"] = dict(self.metrics)
         return data

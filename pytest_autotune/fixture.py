@@ -2,17 +2,27 @@
 
 One :class:`Autotune` exists per tunable test. The plugin sets the configuration before each call
 of the test body (once in a normal run, once per trial when tuning) and collects the samples that
-:meth:`Autotune.measure` and :meth:`Autotune.record` produced during that call.
+:meth:`Autotune.measure` and :meth:`Autotune.record` produced during that call, and the named
+metrics of :meth:`Autotune.metric` (:mod:`pytest_autotune.timing.metrics`).
+
+Why a separate ``metric(name, value)`` and not ``record(value, name=...)``: ``record`` gives samples
+of the objective, which the tuner minimises and the regression check judges (several calls make a
+distribution whose median counts); a metric is one named value per configuration that is shown,
+stored and exported but judged by nothing, and may be a function of the measured time. Keeping
+them apart keeps "what is optimised and checked" unambiguous: the time, unless the test names
+another objective (``@tunable(objective="GFLOP/s", maximize=True)`` then optimises that metric).
 """
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
 
 from pytest_autotune.backends.base import Backend, BackendError
 from pytest_autotune.outcome import Rejected
 from pytest_autotune.timing.measure import Stats, Timer, bad_value
+from pytest_autotune.timing.metrics import MetricError, RunMetrics
 
 if TYPE_CHECKING:
     from pytest_autotune.policy import Policy
@@ -60,6 +70,8 @@ class Autotune:
         self._backend = backend
         self._config: dict[str, Any] = {}
         self._samples: list[float] = []
+        self._times: list[float] = []
+        self._metrics = RunMetrics()
         self._repeat_default = MEASURE_REPEAT
 
     @property
@@ -106,14 +118,51 @@ class Autotune:
             self._check_value(elapsed, positive=True, what=f"the timer {type(self._timer).__name__} returned")
             seconds.append(float(elapsed))
         self.timing = Stats.of(seconds)
+        self._times.extend(seconds)
         if self.policy.objective == "time":
             self._samples.extend(seconds)
         return result  # type: ignore[no-any-return]
 
     def record(self, value: float) -> None:
-        """Record one value of the objective (seconds for ``"time"``, else in the objective's unit)."""
+        """Record one value of the objective (seconds for ``"time"``, else in the objective's unit).
+
+        The objective is what tuning optimises and plain runs check; to show, store and export
+        another number beside it, use :meth:`metric`.
+        """
         self._check_value(value, positive=self.policy.objective == "time", what="autotune.record got")
         self._samples.append(float(value))
+
+    def metric(self, name: str, value: float | Callable[[float], float]) -> None:
+        """Record a named metric of this configuration, beside its time (e.g. ``"GFLOP/s"``).
+
+        ``value`` is a finite number, or a function of the median time in seconds that
+        :meth:`measure` took in this call (``lambda seconds: 2 * n**3 / seconds / 1e9``), evaluated
+        when the call ends and again on the median the summary reports, so both agree. Metrics are
+        shown in the summary, stored with the tuned entry and exported in ``--autotune-json``
+        (``extra_info``); the time stays the objective and the checked value, unless
+        ``@tunable(objective=name)`` makes this metric the objective (add ``maximize=True`` for
+        rates). Setting a name again in the same call replaces its value.
+        """
+        try:
+            self._metrics.define(name, value)
+        except MetricError as exc:
+            self._fail(f"autotune.metric: {exc}")
+
+    def metric_values(self, seconds: float | None = None) -> dict[str, float]:
+        """The metrics of the last call of the body, functions evaluated on ``seconds`` (by default
+        the median of that call's measured times); the test fails naming a metric that cannot be
+        evaluated."""
+        if seconds is None:
+            seconds = statistics.median(self._times) if self._times else None
+        try:
+            return self._metrics.evaluate(seconds)
+        except MetricError as exc:
+            self._fail(str(exc))
+
+    def _fail(self, message: str) -> NoReturn:
+        import pytest
+
+        pytest.fail(f"{self.nodeid}: {message} (configuration {self._config})", pytrace=False)
 
     def _check_value(self, value: object, *, positive: bool, what: str) -> None:
         """Fail the test (not just this configuration) when a measured value is unusable.
@@ -168,11 +217,23 @@ class Autotune:
         """Prepare one call of the test body with ``config``."""
         self._config = dict(config)
         self._samples = []
+        self._times = []
+        self._metrics = RunMetrics()
         self._repeat_default = repeat_default
         self.timing = None
 
     def end_run(self) -> list[float]:
-        """The samples the body produced since :meth:`begin_run`."""
+        """The samples the body produced since :meth:`begin_run`.
+
+        Metric functions are checked here, once the body measured something (a broken one fails
+        the test, naming it); a metric named as the objective adds its value as a sample.
+        """
+        values = self.metric_values() if self._times else {}  # functions need a measured time
+        objective = self.policy.objective
+        if objective not in values and objective in self._metrics and not self._metrics.needs_time():
+            values = self.metric_values()
+        if objective in values:
+            self._samples.append(values[objective])
         samples, self._samples = self._samples, []
         return samples
 
