@@ -218,6 +218,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         except OSError as exc:  # checked at start-up, but the folder may have gone since
             controller.outcome.json_error = f"--autotune-json: cannot write {json_path} ({exc})"
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    report_dir = controller.session.settings.report_dir
+    if report_dir is not None:
+        from pytest_autotune.plugin.report_pictures import write_report
+
+        try:
+            controller.outcome.report = write_report(report_dir, controller.results, title="pytest-autotune")
+        except OSError as exc:
+            controller.outcome.report_error = f"--autotune-report: cannot write {report_dir} ({exc})"
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:

@@ -17,7 +17,9 @@ from pytest_autotune.plugin.check_mode import CheckReport, check
 from pytest_autotune.plugin.progress import TuningProgress
 from pytest_autotune.plugin.results import PROPERTY, AutotuneResult
 from pytest_autotune.plugin.runner import InProcessTrials
+from pytest_autotune.plugin.summary_text import counts_text, metrics_text, tuned_time_text
 from pytest_autotune.plugin.tune_mode import TuningFailed, tune
+from pytest_autotune.timing.measure import round_significant
 from pytest_autotune.tuning.worker import WorkerStartError
 from pytest_autotune.warning_types import AutotuneSharedFixtureWarning
 
@@ -94,6 +96,28 @@ def _isolation(isolated: IsolatedTrials | None, journal: Path) -> dict[str, Any]
     return {**isolated.summary(), "journal": str(done if done.exists() else journal)}
 
 
+def _metrics(autotune: Autotune, median: float | None, unit: str) -> dict[str, float] | None:
+    """The test's metrics, functions of the time evaluated on the reported ``median`` (when it is a
+    time; else on the last call's), rounded as baselines are; None when the test records none."""
+    values = autotune.metric_values(median if unit == "s" else None)
+    return {name: round_significant(value) for name, value in values.items()} or None
+
+
+def _done_text(result: AutotuneResult) -> str:
+    """The closing progress line of a tuned test (the same words as the summary's)."""
+    tuning = result.tuning or {}
+    counts = counts_text(tuning.get("counts"))
+    head = f"{tuning.get('trials', 0)} trials ({counts}) in {tuning.get('duration', 0):.3g}s"
+    if result.state != "tuned":
+        return f"tuning failed after {head}"
+    median = (result.stats or {}).get("median")
+    parts = [f"tuned, {head}: {tuned_time_text(median, result.search, result.unit)}"]
+    if result.speedup:
+        parts.append(f"{result.speedup:.2f}x vs default")
+    parts.append(metrics_text(result.metrics))
+    return ", ".join(part for part in parts if part)
+
+
 def _tune(
     session: AutotuneSession, item: pytest.Function, plan: ItemPlan, autotune: Autotune
 ) -> tuple[AutotuneResult, str | None]:
@@ -108,8 +132,10 @@ def _tune(
         )
     journal = session.journal_path(plan.device, item.nodeid)
     isolated: IsolatedTrials | None = None
+    pictures = session.settings.report_dir is not None  # the per-trial list travels only for them
+    progress = TuningProgress(session.config, item.nodeid, plan.policy, session.settings.progress_every)
     try:
-        with TuningProgress(session.config, item.nodeid, plan.policy.unit) as progress:
+        with progress:
             if plan.policy.isolated:
                 from pytest_autotune.plugin.worker_parent import IsolatedTrials
 
@@ -130,12 +156,17 @@ def _tune(
         result.tuning = exc.summary if isinstance(exc, TuningFailed) else None
         result.message = str(exc)
         result.isolation = _isolation(isolated, journal)
+        trace = exc.trace if isinstance(exc, TuningFailed) else None
+        result.search = trace.to_json(trials=pictures) if trace is not None else None
+        progress.done(_done_text(result))
         return result, f"tuning failed: {exc}"
     result = _result(item, plan, "tune", "tuned", config)
     result.isolation = _isolation(isolated, journal)
     result.stats = report.baseline.to_dict()
     result.speedup = report.speedup(plan.policy.maximize)
     result.tuning = report.summary
+    result.search = report.trace.to_json(trials=pictures)
+    result.metrics = _metrics(autotune, report.baseline.median, plan.policy.unit)
     result.message = (
         "kept the committed configuration (no better one beyond noise)" if report.kept_committed else ""
     )
@@ -145,8 +176,10 @@ def _tune(
         space_hash=plan.spec.space.space_hash,
         baseline=Baseline.measured(report.baseline, plan.policy.unit),
         tuning=TuningRecord.from_json(report.summary, where=where),
+        metrics=result.metrics,
     )
     result.device_info = session.devices.info_for(plan.device)
+    progress.done(_done_text(result))
     return result, None
 
 
@@ -165,13 +198,19 @@ def _check(
     result = _result(item, plan, "update-baseline" if update else "check", report.state, report.config)
     result.message = report.message
     result.stats = report.stats.to_dict() if report.stats else None
+    if report.stats is not None:
+        result.metrics = _metrics(autotune, report.stats.median, plan.policy.unit)
     entry = plan.committed.entry
     result.baseline = entry.baseline.to_json() if entry and entry.baseline else None
     if report.verdict is not None:
         result.limit, result.noise_band = report.verdict.limit, report.verdict.noise_band
     if report.new_baseline is not None and entry is not None:
+        metrics = _metrics(autotune, report.new_baseline.median, plan.policy.unit)
         result.entry = replace(
-            entry, baseline=Baseline.measured(report.new_baseline, plan.policy.unit), commit_info=None
+            entry,
+            baseline=Baseline.measured(report.new_baseline, plan.policy.unit),
+            commit_info=None,
+            metrics=metrics,
         )
         result.device_info = session.devices.info_for(plan.device)
     return result, report.failure

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from pytest_autotune.policy import PolicyError, parse_tolerance_spec
+from pytest_autotune.plugin.progress import DEFAULT_PROGRESS_EVERY, ProgressEvery
+from pytest_autotune.policy import DEFAULT_POLICY, PolicyError, parse_tolerance_spec
 from pytest_autotune.timing.regression import TIME_FLOOR, TOLERANCE
 from pytest_autotune.tuning.validation import validate_policy
 from pytest_autotune.values import format_seconds, parse_bool
@@ -81,14 +82,14 @@ OPTIONS: Final[tuple[Option, ...]] = (
     Option(
         "budget",
         "tuning budget per test: evaluations (60), a duration (90s, 10min) or both (60|10min: "
-        "whichever comes first)",
+        "whichever comes first); default 100 evaluations",
         metavar="BUDGET",
         policy_key="budget",
     ),
     Option(
         "strategy",
         "search strategy (bo, random, anneal, genetic, exhaustive, ...), optionally with options: "
-        "bo:initial=10",
+        f"bo:initial=10; default {DEFAULT_POLICY.strategy}",
         metavar="NAME",
         policy_key="strategy",
     ),
@@ -162,14 +163,43 @@ OPTIONS: Final[tuple[Option, ...]] = (
         "time tests even when several xdist workers share a device (timings then interfere)",
         kind="flag",
     ),
+    Option(
+        "report",
+        "write a convergence plot (PNG, needs matplotlib) per tuned test and an index.html with the "
+        "summary table into DIR",
+        metavar="DIR",
+    ),
+    Option(
+        "progress",
+        "when output is not a terminal (CI logs), tuning writes a line when a test starts and ends, and "
+        "a progress line after N trials and/or once a duration passed: 10, 30s or 10|30s; off for none "
+        "(default 30s)",
+        metavar="EVERY",
+    ),
 )
+
+
+def _defaults_help() -> str:
+    """What the ``--help`` text of ``--autotune`` says about the defaults that have no option."""
+    from pytest_autotune.fixture import MEASURE_REPEAT, TRIAL_REPEAT
+
+    policy = DEFAULT_POLICY
+    return (
+        f". Defaults: autotune.measure makes {policy.warmup} untimed and {TRIAL_REPEAT} timed calls per "
+        f"trial, {MEASURE_REPEAT} in checks, baselines and finalists (@tunable(repeat=, warmup=) "
+        f"change it); the best {policy.finalists} trials, the declared default and the committed "
+        "configuration are re-measured as finalists; 'x vs default' compares with the declared "
+        "defaults, where a parameter without default= takes its first valid value (smallest number, "
+        "first Categorical value)"
+    )
 
 
 def add_options(parser: pytest.Parser) -> None:
     """Register every option in the ``autotune`` group and its ini key."""
     group = parser.getgroup("autotune", "auto-tuning of @tunable kernel tests (pytest-autotune)")
     for option in OPTIONS:
-        help_text = f"{option.help} [ini: {option.ini}, env: {option.env}]"
+        extra = _defaults_help() if option.kind == "mode" else ""
+        help_text = f"{option.help}{extra} [ini: {option.ini}, env: {option.env}]"
         if option.kind == "mode":
             group.addoption(
                 option.flag,
@@ -228,6 +258,8 @@ class Settings:
     json_path: Path | None = None
     allow_shared_device: bool = False
     policy_layer: dict[str, Any] = field(default_factory=dict)
+    report_dir: Path | None = None
+    progress_every: ProgressEvery = DEFAULT_PROGRESS_EVERY
 
     @property
     def tuning(self) -> bool:
@@ -300,6 +332,20 @@ def _writable_file(path: Path, source: str) -> Path:
     return path
 
 
+def _report_dir(path: Path, source: str) -> Path:
+    """A folder the report can be written to, with matplotlib importable (checked before tuning)."""
+    from importlib.util import find_spec
+
+    if path.exists() and not path.is_dir():
+        raise PolicyError(f"{source}: {path} is not a directory")
+    _writable_file(path / "index.html", source)
+    if find_spec("matplotlib") is None:
+        raise PolicyError(
+            f"{source}: the report's plots need matplotlib: pip install 'pytest-autotune[report]'"
+        )
+    return path
+
+
 def resolve(config: pytest.Config) -> Settings:
     """Read and validate every option; raises :class:`PolicyError` naming the faulty source."""
     values: dict[str, Any] = {}
@@ -322,6 +368,13 @@ def resolve(config: pytest.Config) -> Settings:
             values[option.name] = (base / Path(str(value)).expanduser()).resolve()
             if option.name == "json":
                 _writable_file(values["json"], source)
+        elif option.name == "report":
+            values["report"] = _report_dir((base / Path(str(value)).expanduser()).resolve(), source)
+        elif option.name == "progress":
+            try:
+                values["progress"] = ProgressEvery.parse(str(value))
+            except ValueError as exc:
+                raise PolicyError(f"{source}: invalid value {value!r}: {exc}") from exc
         else:
             values[option.name] = str(value)
     settings = Settings(
@@ -333,6 +386,8 @@ def resolve(config: pytest.Config) -> Settings:
         json_path=values.get("json"),
         allow_shared_device=values.get("allow-shared-device", False),
         policy_layer=policy_layer,
+        report_dir=values.get("report"),
+        progress_every=values.get("progress", DEFAULT_PROGRESS_EVERY),
     )
     if settings.tuning and settings.update_baseline:
         raise PolicyError(

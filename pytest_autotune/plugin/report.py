@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_autotune.outcome import LABELS
 from pytest_autotune.plugin.results import AutotuneResult
-from pytest_autotune.values import format_seconds
+from pytest_autotune.plugin.summary_text import format_value, metrics_text, tuned_time_text
 
 if TYPE_CHECKING:
     import pytest
@@ -38,10 +38,7 @@ _FIXES = {
 }
 
 
-def _value(value: float | None, unit: str) -> str:
-    if value is None:
-        return "-"
-    return format_seconds(value) if unit == "s" else f"{value:.4g} {unit}"
+_value = format_value
 
 
 def header_lines(session: AutotuneSession, devices: Iterable[str]) -> list[str]:
@@ -93,7 +90,9 @@ def isolation_note(isolation: dict[str, Any] | None) -> str:
 def _tuned_line(result: AutotuneResult) -> str:
     tuning = result.tuning or {}
     speedup = f"{result.speedup:.2f}x vs default" if result.speedup else "speedup unknown"
-    median = _value((result.stats or {}).get("median"), result.unit)
+    median = tuned_time_text((result.stats or {}).get("median"), result.search, result.unit)
+    metrics = metrics_text(result.metrics)
+    median += f"  {metrics}" if metrics else ""
     notes = [text for text in (result.message, isolation_note(result.isolation)) if text]
     note = f"  [{'; '.join(notes)}]" if notes else ""
     return (
@@ -129,6 +128,11 @@ def _device_section(
     if checked:
         detail = ", ".join(f"{n} {s}" for s, n in sorted(checked.items()))
         tr.write_line(f"checked {sum(checked.values())}: {detail}")
+    for result in (r for r in results if r.metrics and r.state != "tuned"):
+        tr.write_line(
+            f"  {result.nodeid}  {_value((result.stats or {}).get('median'), result.unit)}  "
+            f"{metrics_text(result.metrics)}"
+        )
     for state, title in _FIXES.items():
         chosen = [r for r in results if r.state == state]
         if chosen:
@@ -165,6 +169,11 @@ def write_summary(tr: pytest.TerminalReporter, controller: Controller) -> None:
     outcome, settings = controller.outcome, controller.session.settings
     if outcome.json_error:
         tr.write_line(f"autotune: {outcome.json_error}", red=True, bold=True)
+    if outcome.report_error or outcome.report:
+        failed = outcome.report_error is not None
+        tr.write_line(
+            f"autotune: {outcome.report_error or f'report: {outcome.report}'}", red=failed, bold=failed
+        )
     if not devices and not outcome.error and not outcome.prune_refused:
         return
     for device in devices:
@@ -198,6 +207,7 @@ def _benchmark(result: AutotuneResult) -> dict[str, Any]:
             "unit": result.unit,
             **({"autotune_tuning": result.tuning} if result.tuning else {}),
             **({"autotune_isolation": result.isolation} if result.isolation else {}),
+            **(result.metrics or {}),  # as pytest-benchmark users write benchmark.extra_info[name]
         },
         "options": {"timer": "pytest-autotune", "disable_gc": False, "min_rounds": stats.get("rounds", 0)},
         "stats": {

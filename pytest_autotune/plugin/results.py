@@ -62,6 +62,10 @@ class AutotuneResult:
     tuning: dict[str, Any] | None = None
     device_info: dict[str, Any] | None = None
     isolation: dict[str, Any] | None = None
+    #: Named metrics (``autotune.metric``) at the reported median.
+    metrics: dict[str, float] | None = None
+    #: The search (:class:`pytest_autotune.plugin.search_trace.SearchTrace` as JSON) of a tuned test.
+    search: dict[str, Any] | None = None
 
     def to_json(self) -> str:
         """Compact JSON text (the user property's value)."""

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Final
 from pytest_autotune.fixture import MEASURE_REPEAT, TRIAL_REPEAT, Autotune
 from pytest_autotune.plugin.check_mode import fresh_baseline
 from pytest_autotune.plugin.runner import TrialRunner, run_final
+from pytest_autotune.plugin.search_trace import SearchTrace
 from pytest_autotune.policy import Policy
 from pytest_autotune.timing.measure import Stats, round_significant
 
@@ -69,6 +70,8 @@ class TuneReport:
     winner_stats: Stats
     summary: dict[str, Any]
     kept_committed: bool
+    #: The trials, the best trial's value and the re-measured finalists (summary, pictures).
+    trace: SearchTrace
 
     def speedup(self, maximize: bool) -> float | None:
         """How much better the chosen configuration is than the declared default (x times).
@@ -91,12 +94,16 @@ def derive_seed(nodeid: str, seed: int | None) -> int:
 class TuningFailed(Exception):
     """Tuning produced no configuration to commit; the message says why (the test fails with it).
 
-    ``summary`` holds the tuning summary (trials, counts per label) when the search ran.
+    ``summary`` holds the tuning summary (trials, counts per label) and ``trace`` the trials
+    when the search ran.
     """
 
-    def __init__(self, message: str, summary: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, message: str, summary: dict[str, Any] | None = None, trace: SearchTrace | None = None
+    ) -> None:
         super().__init__(message)
         self.summary = summary
+        self.trace = trace
 
 
 def _infeasible_message(result: TuningResult) -> str:
@@ -270,8 +277,9 @@ def tune(
             "seed": result.seed,
             "duration": round_significant(time.perf_counter() - started, 3),
         }
+        trace = SearchTrace.of_search(result, policy.unit)
         if not result.feasible:
-            raise TuningFailed(_infeasible_message(result), summary)
+            raise TuningFailed(_infeasible_message(result), summary, trace)
         finalists, default_index, committed_index = _candidates(
             autotune.space, result, policy.finalists, committed
         )
@@ -281,12 +289,21 @@ def tune(
                 "every finalist failed when re-measured (flaky correctness check or unstable device): "
                 + ", ".join(str(c) for c in finalists),
                 summary,
+                trace,
             )
         stats = {i: _pooled(rounds) for i, rounds in measured.items()}
         winner, kept = _pick_winner(stats, committed_index, policy)
+        trace = trace.with_finalists(
+            finalists,
+            stats,
+            default=default_index,
+            committed=committed_index,
+            winner=winner,
+            best=len(result.top(policy.finalists)),
+        )
         final = run_final(item, autotune, finalists[winner], repeat=MEASURE_REPEAT)
         if final.stats is None:
-            raise TuningFailed("the final run of the winning configuration measured nothing", summary)
+            raise TuningFailed("the final run of the winning configuration measured nothing", summary, trace)
         baseline = fresh_baseline(item, autotune, finalists[winner], final.stats, policy.maximize)
         summary["duration"] = round_significant(time.perf_counter() - started, 3)
         return TuneReport(
@@ -296,4 +313,5 @@ def tune(
             winner_stats=stats[winner],
             summary=summary,
             kept_committed=kept,
+            trace=trace,
         )
