@@ -96,8 +96,9 @@ def tunable(**declaration: Any) -> Callable[[F], F]:
     Keywords whose value is a parameter kind (``Interval``, ``Pow2``, ``Set``, ``Categorical``,
     ``Bool``, ``Real``, ``Permutation``) declare parameters; the others are policy keys: ``budget``
     (evaluations, a ``timedelta``, a duration text such as ``"90s"`` or an abort condition),
-    ``strategy``, ``strategy_options``, ``seed``, ``objective`` (``"time"`` or the name of a value
-    given to ``autotune.record``), ``maximize``, ``tolerance`` (0.1 or ``"10%"``), ``noise_k``,
+    ``strategy``, ``strategy_options``, ``seed``, ``objective`` (``"time"``, the default, or the name
+    of an ``autotune.metric``; ``autotune.record`` values are then samples of it too), ``maximize``,
+    ``tolerance`` (0.1 or ``"10%"``), ``noise_k``,
     ``floor`` (seconds or ``"2us"``), ``finalists``, ``check``, ``missing``, ``repeat``, ``warmup``,
     ``isolate`` (``"auto"``, ``"process"``, ``"none"``), ``trial_timeout`` (seconds or ``"90s"``,
     ``"off"``) and ``worker_memory`` (``"1GiB"``, ``"off"``)."""

@@ -99,7 +99,7 @@ class RunMetrics:
             raise MetricError(
                 f"metric {name!r}: calling it with the median time in seconds ({seconds!r}) raised "
                 f"{type(exc).__name__}: {exc}; the function receives seconds as a float, not Kernel "
-                "Tuner's dict with 'time' in milliseconds: write e.g. lambda seconds: flops / seconds / 1e9"
+                "Tuner's dict with 'time' in ms: write e.g. lambda seconds: flops / seconds / 1e9"
             ) from exc
         except ZeroDivisionError as exc:
             raise MetricError(f"metric {name!r}: division by zero for {seconds!r} seconds") from exc

@@ -35,7 +35,9 @@ def test_metrics_are_shown_stored_and_exported_while_the_time_stays_the_objectiv
     project.makepyfile(test_k=WITH_METRICS)
     tuned = project.runpytest("--autotune", "--autotune-json=tuned.json")
     tuned.assert_outcomes(passed=1)
-    tuned.stdout.fnmatch_lines(["  test_k.py::test_rate  100us *GFLOP/s=20, work-items=192  9.00x vs default*"])
+    tuned.stdout.fnmatch_lines(
+        ["  test_k.py::test_rate  100us *GFLOP/s=20, work-items=192  9.00x vs default*"]
+    )
     entry = stored_entries()["test_k.py::test_rate"]
     assert entry["config"] == {"A": 3, "B": 3}  # the time decided, not the metrics
     assert entry["baseline"]["unit"] == "s"
@@ -45,7 +47,9 @@ def test_metrics_are_shown_stored_and_exported_while_the_time_stays_the_objectiv
 
     checked = project.runpytest("--autotune-json=checked.json")
     checked.assert_outcomes(passed=1)
-    checked.stdout.fnmatch_lines(["checked 1: 1 passed", "  test_k.py::test_rate  100us  GFLOP/s=20, work-items=192"])
+    checked.stdout.fnmatch_lines(
+        ["checked 1: 1 passed", "  test_k.py::test_rate  100us  GFLOP/s=20, work-items=192"]
+    )
     extra = json.loads((project.path / "checked.json").read_text())["benchmarks"][0]["extra_info"]
     assert extra["GFLOP/s"] == 20.0
 
@@ -62,9 +66,8 @@ def test_a_metric_function_is_evaluated_on_the_reported_median(
 
 
 def test_a_metric_can_be_the_objective(project: pytest.Pytester, stored_entries: Entries) -> None:
-    project.makepyfile(
-        test_k=WITH_METRICS.replace('strategy="exhaustive"', 'strategy="exhaustive", objective="GFLOP/s", maximize=True')
-    )
+    objective = 'strategy="exhaustive", objective="GFLOP/s", maximize=True'
+    project.makepyfile(test_k=WITH_METRICS.replace('strategy="exhaustive"', objective))
     tuned = project.runpytest("--autotune")
     tuned.assert_outcomes(passed=1)
     entry = stored_entries()["test_k.py::test_rate"]
@@ -93,7 +96,7 @@ def test_entries_without_metrics_keep_their_bytes(project: pytest.Pytester, two_
         ('autotune.metric("rate", float("nan"))', "metric 'rate': got nan, which is not a finite number"),
         ('autotune.metric("rate", "fast")', "metric 'rate': got 'fast', which is not a finite number"),
         ('autotune.metric("rate", lambda s: -s * float("inf"))', "metric 'rate': its function returned"),
-        ('autotune.metric("rate", lambda p: p["time"])', "not Kernel Tuner's dict with 'time' in milliseconds"),
+        ('autotune.metric("rate", lambda p: p["time"])', "not Kernel Tuner's dict with 'time' in ms"),
     ],
 )
 def test_a_bad_metric_fails_the_test_naming_it(project: pytest.Pytester, call: str, message: str) -> None:

@@ -76,7 +76,8 @@ def test_report_writes_a_plot_per_tuned_test_and_an_index(project: pytest.Pytest
     folder = project.path / "report"
     result.stdout.fnmatch_lines([f"autotune: report: {folder / 'index.html'}"])
     plots = sorted(folder.glob("*.png"))
-    assert [p.name.rsplit("-", 1)[0] for p in plots] == ["test_k.py_test_all_fail", "test_k.py_test_some_fail"]
+    names = [p.name.rsplit("-", 1)[0] for p in plots]
+    assert names == ["test_k.py_test_all_fail", "test_k.py_test_some_fail"]
     assert all(_png_size(plot) == (900, 480) for plot in plots)
     page = (folder / "index.html").read_text()
     for plot in plots:
@@ -112,7 +113,9 @@ def test_plain_log_gets_start_progress_and_end_lines(project: pytest.Pytester, t
     result = project.runpytest("--autotune", "--autotune-progress=5", "-p", "no:randomly")
     result.assert_outcomes(passed=2)
     lines = [line for line in result.stdout.lines if line.startswith("autotune: ") and "test_a" in line]
-    assert lines[0] == "autotune: tuning test_k.py::test_a: budget 100 evaluations (default), strategy exhaustive"
+    assert lines[0] == (
+        "autotune: tuning test_k.py::test_a: budget 100 evaluations (default), strategy exhaustive"
+    )
     progress = [line for line in lines if "so far" in line]
     assert [line.split(": ", 2)[2].split(" trials")[0] for line in progress] == ["5", "10", "15"]
     assert progress[0].startswith("autotune: test_k.py::test_a: 5 trials (5% of the budget), best trial ")
