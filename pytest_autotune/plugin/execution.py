@@ -107,6 +107,7 @@ def _tune(
             stacklevel=2,
         )
     journal = session.journal_path(plan.device, item.nodeid)
+    pruned = plan.pruned.to_dict() if plan.pruned is not None else None
     isolated: IsolatedTrials | None = None
     try:
         with TuningProgress(session.config, item.nodeid, plan.policy.unit) as progress:
@@ -130,9 +131,11 @@ def _tune(
         result.tuning = exc.summary if isinstance(exc, TuningFailed) else None
         result.message = str(exc)
         result.isolation = _isolation(isolated, journal)
+        result.pruned = pruned
         return result, f"tuning failed: {exc}"
     result = _result(item, plan, "tune", "tuned", config)
     result.isolation = _isolation(isolated, journal)
+    result.pruned = pruned
     result.stats = report.baseline.to_dict()
     result.speedup = report.speedup(plan.policy.maximize)
     result.tuning = report.summary

@@ -41,7 +41,9 @@ class AutotuneResult:
         ``baseline`` is the committed baseline it was compared with; ``entry`` is the store entry to
         write (tune mode and baseline updates) without ``commit_info``, which the writer adds, and
         ``device_info`` the device's description for the store's ``info`` block; ``isolation`` counts the
-    trial worker's starts, crashes, timeouts and memory restarts when trials ran isolated.
+    trial worker's starts, crashes, timeouts and memory restarts when trials ran isolated;
+    ``pruned`` what the device's limits removed from the space before tuning
+    (:meth:`pytest_autotune.backends.launch_limits.Pruned.to_dict`).
     """
 
     nodeid: str
@@ -62,6 +64,7 @@ class AutotuneResult:
     tuning: dict[str, Any] | None = None
     device_info: dict[str, Any] | None = None
     isolation: dict[str, Any] | None = None
+    pruned: dict[str, Any] | None = None
 
     def to_json(self) -> str:
         """Compact JSON text (the user property's value)."""
