@@ -25,6 +25,7 @@ from pytest_autotune.timing.measure import Stats, Timer, bad_value
 from pytest_autotune.timing.metrics import MetricError, RunMetrics
 
 if TYPE_CHECKING:
+    from pytest_autotune.backends.geometry import Geometry, LaunchSizes
     from pytest_autotune.policy import Policy
     from pytest_autotune.space.base import Space
 
@@ -44,7 +45,8 @@ class Autotune:
     ``config`` is the configuration under test (a dict by parameter name); ``tuning`` is True while
     ``pytest --autotune`` tunes this test; ``device`` is the key the result is stored under;
     ``timing`` holds the statistics of the last :meth:`measure` call. ``backend`` (given by the
-    plugin) is the test's device backend, which :meth:`build` falls back to.
+    plugin) is the test's device backend, which :meth:`build` falls back to; ``geometry`` the
+    launch geometry the test declared (``@tunable(geometry=...)``), which :attr:`launch` applies.
     """
 
     def __init__(
@@ -58,6 +60,7 @@ class Autotune:
         tuning: bool,
         sync: Callable[[], Any] | None = None,
         backend: Backend | None = None,
+        geometry: Geometry | None = None,
     ) -> None:
         self.nodeid = nodeid
         self.space = space
@@ -68,6 +71,7 @@ class Autotune:
         self._timer = timer
         self._sync = sync
         self._backend = backend
+        self.geometry = geometry
         self._config: dict[str, Any] = {}
         self._samples: list[float] = []
         self._times: list[float] = []
@@ -83,6 +87,26 @@ class Autotune:
     def config(self) -> dict[str, Any]:
         """The configuration under test, by parameter name."""
         return self._config
+
+    @property
+    def launch(self) -> LaunchSizes:
+        """Global and local sizes of the configuration under test, from the declared geometry.
+
+        ``global_size, local_size = autotune.launch``; ``autotune.launch.grid`` is the number of
+        work-groups per dimension (see :class:`~pytest_autotune.backends.geometry.Geometry`).
+        Without a geometry that has a problem size the test fails (a mistake of the test, not of
+        the configuration under test).
+        """
+        if self.geometry is None or self.geometry.problem_size is None:
+            import pytest
+
+            given = "declares no problem_size" if self.geometry is not None else "declares no geometry"
+            pytest.fail(
+                f"{self.nodeid}: autotune.launch needs the test's launch geometry, and the test {given}; "
+                "declare @tunable(..., geometry=Geometry(problem_size=N, block_size_names=[...], ...))",
+                pytrace=False,
+            )
+        return self.geometry.sizes(self._config)
 
     # -- used by test bodies --------------------------------------------------------------------------
     def measure(
@@ -193,11 +217,15 @@ class Autotune:
         *,
         defines: Mapping[str, Any] | None = None,
         options: Sequence[str] = (),
+        define_style: str | None = None,
     ) -> Any:
-        """Build a program for ``context`` with one ``-D`` per define (default: the configuration), cached.
+        """Build a program for ``context`` with ``defines`` (default: the configuration), cached.
 
-        The backend that owns ``context`` builds it (OpenCL: a ``pyopencl.Context``), else the
-        test's own backend; a clear error when that one builds no programs (the host).
+        The defines become ``#define NAME VALUE`` lines at the top of the source (OpenCL's
+        default, as in Kernel Tuner: any identifier works, ``read_only`` included), or ``-D``
+        options with ``define_style="options"``. The backend that owns ``context`` builds it
+        (OpenCL: a ``pyopencl.Context``), else the test's own backend; a clear error when that
+        one builds no programs (the host).
         """
         from pytest_autotune.backends import backend_for_object
 
@@ -207,8 +235,10 @@ class Autotune:
                 f"{self.nodeid}: autotune.build got a {type(context).__name__!r}, which no loaded "
                 "backend owns, and the test has no backend"
             )
+        chosen = self._config if defines is None else defines
+        style = {} if define_style is None else {"define_style": define_style}
         try:
-            return backend.build(context, source, self._config if defines is None else defines, options)
+            return backend.build(context, source, chosen, options, **style)
         except BackendError as exc:
             raise BackendError(f"{self.nodeid}: autotune.build: {exc}; {_builders_hint()}") from exc
 

@@ -265,12 +265,13 @@ def autotune(request: pytest.FixtureRequest, autotune_timer: Timer) -> Autotune:
             timer = DefaultTimer(sync=sync)
     fixture = Autotune(
         nodeid=request.node.nodeid,
-        space=plan.spec.space,
+        space=plan.space,
         policy=plan.policy,
         device=plan.device,
         timer=timer,
         tuning=plan.tune,
         backend=backend,
+        geometry=plan.spec.geometry,
     )
     fixture.begin_run(plan.committed.config, repeat_default=MEASURE_REPEAT)
     return fixture

@@ -131,6 +131,7 @@ def _tune(
             stacklevel=2,
         )
     journal = session.journal_path(plan.device, item.nodeid)
+    pruned = plan.pruned.to_dict() if plan.pruned is not None else None
     isolated: IsolatedTrials | None = None
     pictures = session.settings.report_dir is not None  # the per-trial list travels only for them
     progress = TuningProgress(session.config, item.nodeid, plan.policy, session.settings.progress_every)
@@ -159,9 +160,11 @@ def _tune(
         trace = exc.trace if isinstance(exc, TuningFailed) else None
         result.search = trace.to_json(trials=pictures) if trace is not None else None
         progress.done(_done_text(result))
+        result.pruned = pruned
         return result, f"tuning failed: {exc}"
     result = _result(item, plan, "tune", "tuned", config)
     result.isolation = _isolation(isolated, journal)
+    result.pruned = pruned
     result.stats = report.baseline.to_dict()
     result.speedup = report.speedup(plan.policy.maximize)
     result.tuning = report.summary

@@ -7,6 +7,11 @@ test: ``@constraint`` or ``@pytest.mark.autotune`` without ``@tunable``, a tunab
 request the ``autotune`` fixture, bad marker keywords, tuning on a device shared by xdist workers.
 So does a damaged store entry (naming its file, device and field) outside tuning; a tuning run
 (``--autotune``, ``--autotune=missing``) tunes the test as if it had no entry and replaces it.
+
+When a test that declares its launch geometry is tuned, the device's limits (from its backend)
+become known constraints of the space searched (:func:`pytest_autotune.backends.launch_limits.prune_space`):
+the plan's :attr:`ItemPlan.space` leaves those configurations out, and :attr:`ItemPlan.pruned`
+says how many and why. The declared space, and so the stored ``space_hash``, stay the same.
 """
 
 from __future__ import annotations
@@ -24,7 +29,9 @@ from pytest_autotune.tuning.validation import validate_policy
 if TYPE_CHECKING:
     import pytest
 
+    from pytest_autotune.backends.launch_limits import Pruned
     from pytest_autotune.plugin.session import AutotuneSession
+    from pytest_autotune.space.base import Space
 
 __all__ = ["ItemPlan", "PlanError", "plan_item"]
 
@@ -35,7 +42,11 @@ class PlanError(Exception):
 
 @dataclass(frozen=True)
 class ItemPlan:
-    """What the plugin does with one tunable test in this run."""
+    """What the plugin does with one tunable test in this run.
+
+    ``limited`` is the space to tune when the device's limits pruned the declared one, and
+    ``pruned`` says what they removed (both None otherwise).
+    """
 
     spec: TunableSpec
     policy: Policy
@@ -43,6 +54,13 @@ class ItemPlan:
     committed: Committed
     tune: bool
     shared_by: int
+    limited: Space | None = None
+    pruned: Pruned | None = None
+
+    @property
+    def space(self) -> Space:
+        """The space this run searches: the declared one, within the device's limits when tuning."""
+        return self.spec.space if self.limited is None else self.limited
 
     def for_trial_worker(self) -> ItemPlan:
         """The plan in a trial worker: the body runs tuning trials (``autotune.tuning`` is True)."""
@@ -117,4 +135,32 @@ def plan_item(session: AutotuneSession, item: pytest.Item) -> ItemPlan | None:
     shared_by = 1 if session.settings.allow_shared_device else session.devices.shared_by(device)
     if tune and shared_by > 1:
         raise PlanError(_shared_device_refusal(item.nodeid, device, shared_by))
-    return ItemPlan(spec, policy, device, committed, tune, shared_by)
+    limited, pruned = None, None
+    if tune and spec.geometry is not None and session.trial_worker is None:
+        limited, pruned = _within_limits(session, f"{item.nodeid}: on {device}", spec, fixturenames)
+    return ItemPlan(spec, policy, device, committed, tune, shared_by, limited, pruned)
+
+
+#: Spaces within device limits already built in this process, by (space, limits): parametrized
+#: tests share one declaration. The space is kept in the value so that its id is not reused.
+_LIMITED: dict[tuple[int, Any], tuple[Space, Space | None, Pruned | None]] = {}
+
+
+def _within_limits(
+    session: AutotuneSession, where: str, spec: TunableSpec, fixturenames: Any
+) -> tuple[Space | None, Pruned | None]:
+    """The declared space within the limits of the test's device, and what they pruned."""
+    from pytest_autotune.backends.launch_limits import prune_space
+
+    assert spec.geometry is not None
+    backend = session.devices.backend_for(fixturenames)
+    limits = backend.limits(session.devices.assignment(backend).device)
+    key = (id(spec.space), limits)
+    if key not in _LIMITED:
+        try:
+            limited, pruned = prune_space(spec.params, spec.constraints, spec.space, spec.geometry, limits)
+        except SpaceError as exc:
+            raise PlanError(f"{where}: {exc}") from exc
+        _LIMITED[key] = (spec.space, limited if pruned is not None else None, pruned)
+    _, limited_space, pruned = _LIMITED[key]
+    return limited_space, pruned

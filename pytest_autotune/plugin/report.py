@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from pytest_autotune.plugin.controller import Controller
     from pytest_autotune.plugin.session import AutotuneSession
 
-__all__ = ["export_json", "header_lines", "isolation_note", "write_summary"]
+__all__ = ["export_json", "header_lines", "isolation_note", "pruned_note", "write_summary"]
 
 _FIXES = {
     "faster": "faster than baseline (refresh: pytest --autotune-update-baseline)",
@@ -87,13 +87,27 @@ def isolation_note(isolation: dict[str, Any] | None) -> str:
     return f"trial worker restarted: {', '.join(reasons)}{where}"
 
 
+def pruned_note(pruned: dict[str, Any] | None) -> str:
+    """``pruned 12 of 80 configurations beyond the device's limits (...: 12)``, empty when none."""
+    if not pruned:
+        return ""
+    from pytest_autotune.backends.launch_limits import Pruned
+
+    reasons = tuple((str(text), int(n)) for text, n in pruned.get("reasons", ()))
+    return Pruned(int(pruned["declared"]), int(pruned["kept"]), reasons).describe()
+
+
 def _tuned_line(result: AutotuneResult) -> str:
     tuning = result.tuning or {}
     speedup = f"{result.speedup:.2f}x vs default" if result.speedup else "speedup unknown"
     median = tuned_time_text((result.stats or {}).get("median"), result.search, result.unit)
     metrics = metrics_text(result.metrics)
     median += f"  {metrics}" if metrics else ""
-    notes = [text for text in (result.message, isolation_note(result.isolation)) if text]
+    notes = [
+        text
+        for text in (result.message, isolation_note(result.isolation), pruned_note(result.pruned))
+        if text
+    ]
     note = f"  [{'; '.join(notes)}]" if notes else ""
     return (
         f"  {result.nodeid}  {median}  {speedup}  {tuning.get('trials', 0)} trials "
@@ -111,6 +125,8 @@ def _state_line(result: AutotuneResult) -> str:
         )
     if result.message:
         parts.append(result.message)
+    if result.pruned:
+        parts.append(f"[{pruned_note(result.pruned)}]")
     return "  ".join(parts)
 
 
@@ -208,6 +224,7 @@ def _benchmark(result: AutotuneResult) -> dict[str, Any]:
             **({"autotune_tuning": result.tuning} if result.tuning else {}),
             **({"autotune_isolation": result.isolation} if result.isolation else {}),
             **(result.metrics or {}),  # as pytest-benchmark users write benchmark.extra_info[name]
+            **({"autotune_pruned": result.pruned} if result.pruned else {}),
         },
         "options": {"timer": "pytest-autotune", "disable_gc": False, "min_rounds": stats.get("rounds", 0)},
         "stats": {

@@ -41,7 +41,9 @@ class AutotuneResult:
         ``baseline`` is the committed baseline it was compared with; ``entry`` is the store entry to
         write (tune mode and baseline updates) without ``commit_info``, which the writer adds, and
         ``device_info`` the device's description for the store's ``info`` block; ``isolation`` counts the
-    trial worker's starts, crashes, timeouts and memory restarts when trials ran isolated.
+    trial worker's starts, crashes, timeouts and memory restarts when trials ran isolated;
+    ``pruned`` what the device's limits removed from the space before tuning
+    (:meth:`pytest_autotune.backends.launch_limits.Pruned.to_dict`).
     """
 
     nodeid: str
@@ -66,6 +68,7 @@ class AutotuneResult:
     metrics: dict[str, float] | None = None
     #: The search (:class:`pytest_autotune.plugin.search_trace.SearchTrace` as JSON) of a tuned test.
     search: dict[str, Any] | None = None
+    pruned: dict[str, Any] | None = None
 
     def to_json(self) -> str:
         """Compact JSON text (the user property's value)."""
