@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pytest_autotune.entry import Baseline, StoreEntry, TuningRecord
 from pytest_autotune.plugin.check_mode import CheckReport, check
+from pytest_autotune.plugin.history_record import bounded
 from pytest_autotune.plugin.progress import TuningProgress
 from pytest_autotune.plugin.results import PROPERTY, AutotuneResult
 from pytest_autotune.plugin.runner import InProcessTrials
@@ -123,6 +124,7 @@ def _tune(
                     committed=plan.committed.entry,
                     progress=progress.update,
                     trials=isolated or InProcessTrials(item, autotune),
+                    warm=plan.warm,
                 )
         config = _stored_config(report.config)
     except (TuningFailed, WorkerStartError) as exc:
@@ -133,6 +135,7 @@ def _tune(
         return result, f"tuning failed: {exc}"
     result = _result(item, plan, "tune", "tuned", config)
     result.isolation = _isolation(isolated, journal)
+    result.warm_start = plan.warm.describe(report.stopped_early) if plan.warm is not None else None
     result.stats = report.baseline.to_dict()
     result.speedup = report.speedup(plan.policy.maximize)
     result.tuning = report.summary
@@ -140,11 +143,14 @@ def _tune(
         "kept the committed configuration (no better one beyond noise)" if report.kept_committed else ""
     )
     where = f"the tuning result of {item.nodeid}"
-    result.entry = StoreEntry(
-        config=config,
-        space_hash=plan.spec.space.space_hash,
-        baseline=Baseline.measured(report.baseline, plan.policy.unit),
-        tuning=TuningRecord.from_json(report.summary, where=where),
+    result.entry = bounded(
+        StoreEntry(
+            config=config,
+            space_hash=plan.spec.space.space_hash,
+            baseline=Baseline.measured(report.baseline, plan.policy.unit),
+            tuning=TuningRecord.from_json(report.summary, where=where),
+            history=report.history,
+        )
     )
     result.device_info = session.devices.info_for(plan.device)
     return result, None

@@ -162,6 +162,17 @@ OPTIONS: Final[tuple[Option, ...]] = (
         "time tests even when several xdist workers share a device (timings then interfere)",
         kind="flag",
     ),
+    Option(
+        "transfer",
+        "warm start: a test without an entry for this device starts from the histories of the same "
+        "test on other devices and of its other parametrizations: auto (default) or off",
+        metavar="auto|off",
+    ),
+    Option(
+        "transfer-from",
+        "more autotune.json files (comma-separated) whose histories warm-start tuning; read only",
+        metavar="PATH",
+    ),
 )
 
 
@@ -228,6 +239,8 @@ class Settings:
     json_path: Path | None = None
     allow_shared_device: bool = False
     policy_layer: dict[str, Any] = field(default_factory=dict)
+    transfer: bool = True
+    transfer_from: tuple[Path, ...] = ()
 
     @property
     def tuning(self) -> bool:
@@ -318,6 +331,13 @@ def resolve(config: pytest.Config) -> Settings:
             if text not in (*MODES, "off", "check"):
                 raise PolicyError(f"{source}: invalid mode {text!r}; expected {' or '.join(MODES)}")
             values["mode"] = "check" if text in ("off", "check") else text
+        elif option.name == "transfer":
+            if str(value).strip() not in ("auto", "off"):
+                raise PolicyError(f"{source}: invalid value {value!r}; expected auto or off")
+            values["transfer"] = str(value).strip() == "auto"
+        elif option.name == "transfer-from":
+            parts = [part.strip() for part in str(value).split(",") if part.strip()]
+            values["transfer-from"] = tuple((base / Path(part).expanduser()).resolve() for part in parts)
         elif option.name in ("cache", "json"):
             values[option.name] = (base / Path(str(value)).expanduser()).resolve()
             if option.name == "json":
@@ -333,6 +353,8 @@ def resolve(config: pytest.Config) -> Settings:
         json_path=values.get("json"),
         allow_shared_device=values.get("allow-shared-device", False),
         policy_layer=policy_layer,
+        transfer=values.get("transfer", True),
+        transfer_from=values.get("transfer-from", ()),
     )
     if settings.tuning and settings.update_baseline:
         raise PolicyError(

@@ -7,6 +7,8 @@ test: ``@constraint`` or ``@pytest.mark.autotune`` without ``@tunable``, a tunab
 request the ``autotune`` fixture, bad marker keywords, tuning on a device shared by xdist workers.
 So does a damaged store entry (naming its file, device and field) outside tuning; a tuning run
 (``--autotune``, ``--autotune=missing``) tunes the test as if it had no entry and replaces it.
+A test tuned without an up-to-date entry on its device gets the warm start of
+:mod:`pytest_autotune.plugin.warm_start` (unless ``--autotune-transfer=off``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_autotune.api import TunableSpec, get_spec, pending_constraints
 from pytest_autotune.entry import DamagedEntryError
 from pytest_autotune.plugin.check_mode import Committed, select_config
+from pytest_autotune.plugin.warm_start import WarmStart, warm_start
 from pytest_autotune.policy import Policy, PolicyError, merge_policy
 from pytest_autotune.space.errors import SpaceError
 from pytest_autotune.tuning.validation import validate_policy
@@ -43,10 +46,11 @@ class ItemPlan:
     committed: Committed
     tune: bool
     shared_by: int
+    warm: WarmStart | None = None
 
     def for_trial_worker(self) -> ItemPlan:
         """The plan in a trial worker: the body runs tuning trials (``autotune.tuning`` is True)."""
-        return replace(self, tune=True, shared_by=1)
+        return replace(self, tune=True, shared_by=1, warm=None)
 
 
 def _marker_layers(item: pytest.Item) -> list[dict[str, Any]]:
@@ -117,4 +121,15 @@ def plan_item(session: AutotuneSession, item: pytest.Item) -> ItemPlan | None:
     shared_by = 1 if session.settings.allow_shared_device else session.devices.shared_by(device)
     if tune and shared_by > 1:
         raise PlanError(_shared_device_refusal(item.nodeid, device, shared_by))
-    return ItemPlan(spec, policy, device, committed, tune, shared_by)
+    warm = None
+    if tune and committed.state != "committed" and session.settings.transfer and session.trial_worker is None:
+        warm = warm_start(
+            session.config.stash,
+            session.store,
+            session.settings.transfer_from,
+            nodeid=item.nodeid,
+            device=device,
+            space=spec.space,
+            maximize=policy.maximize,
+        )
+    return ItemPlan(spec, policy, device, committed, tune, shared_by, warm)

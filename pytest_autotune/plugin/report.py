@@ -94,7 +94,7 @@ def _tuned_line(result: AutotuneResult) -> str:
     tuning = result.tuning or {}
     speedup = f"{result.speedup:.2f}x vs default" if result.speedup else "speedup unknown"
     median = _value((result.stats or {}).get("median"), result.unit)
-    notes = [text for text in (result.message, isolation_note(result.isolation)) if text]
+    notes = [text for text in (result.warm_start, result.message, isolation_note(result.isolation)) if text]
     note = f"  [{'; '.join(notes)}]" if notes else ""
     return (
         f"  {result.nodeid}  {median}  {speedup}  {tuning.get('trials', 0)} trials "

@@ -41,7 +41,8 @@ class AutotuneResult:
         ``baseline`` is the committed baseline it was compared with; ``entry`` is the store entry to
         write (tune mode and baseline updates) without ``commit_info``, which the writer adds, and
         ``device_info`` the device's description for the store's ``info`` block; ``isolation`` counts the
-    trial worker's starts, crashes, timeouts and memory restarts when trials ran isolated.
+    trial worker's starts, crashes, timeouts and memory restarts when trials ran isolated;
+    ``warm_start`` says which sources a warm-started tuning run used.
     """
 
     nodeid: str
@@ -62,6 +63,7 @@ class AutotuneResult:
     tuning: dict[str, Any] | None = None
     device_info: dict[str, Any] | None = None
     isolation: dict[str, Any] | None = None
+    warm_start: str | None = None
 
     def to_json(self) -> str:
         """Compact JSON text (the user property's value)."""
