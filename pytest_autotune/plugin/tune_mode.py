@@ -6,13 +6,13 @@
    itself (:mod:`pytest_autotune.plugin.worker_parent`: a crash or hang is a failed trial). The journal
    makes an interrupted run resume; when tuning ends otherwise it is renamed ``*.done.jsonl`` so
    the next ``--autotune`` starts afresh (the finished journal stays for reports).
+   A warm-started test (:mod:`pytest_autotune.plugin.warm_start`) hands its transfer sources to
+   the tuner, which evaluates their best configurations first, and may stop early once it stalls.
 2. **Finalists**: the best few configurations, the declared default and the committed
    configuration (when still valid) are re-measured by the same runner in interleaved rounds, so
    drift in the machine's speed hits them alike. The committed configuration is replaced only
    when the winner beats it beyond the regression rule's noise band
    (:meth:`pytest_autotune.timing.regression.Rule.beats`).
-   A warm-started test (:mod:`pytest_autotune.plugin.warm_start`) first evaluates its sources' best
-   configurations and may stop early once the search stalls.
 3. **Final call**: the body runs once more with the winner as the real test, in this process
    (as in a normal run); its exceptions are the test's outcome. The new baseline is the least
    disturbed of that call and a few more measurements of the winner, taken after the choice
