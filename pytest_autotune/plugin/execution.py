@@ -19,6 +19,7 @@ from pytest_autotune.plugin.progress import TuningProgress
 from pytest_autotune.plugin.results import PROPERTY, AutotuneResult
 from pytest_autotune.plugin.runner import InProcessTrials
 from pytest_autotune.plugin.tune_mode import TuningFailed, tune
+from pytest_autotune.plugin.warm_start import remember
 from pytest_autotune.tuning.worker import WorkerStartError
 from pytest_autotune.warning_types import AutotuneSharedFixtureWarning
 
@@ -153,6 +154,7 @@ def _tune(
         )
     )
     result.device_info = session.devices.info_for(plan.device)
+    remember(session.config.stash, plan.device, item.nodeid, result.entry)
     return result, None
 
 

@@ -8,7 +8,8 @@ histories (:class:`~pytest_autotune.entry.History`, kept by every tuning run):
   of the read-only files named by ``--autotune-transfer-from`` (histories shipped or shared
   without being this project's store);
 * the same test function under other parametrizations on this device (``test_x[...]``, kind
-  ``sibling``).
+  ``sibling``), those tuned earlier in this session included (:func:`remember`: in this process;
+  with xdist, each worker knows the tests it tuned itself).
 
 An entry without a history (written before histories existed) still tells its tuned
 configuration: it becomes a one-trial source. Configurations are carried into the test's space by
@@ -58,6 +59,7 @@ __all__ = [
     "WarmStart",
     "budget_spent",
     "history_source",
+    "remember",
     "warm_abort",
     "warm_start",
 ]
@@ -71,6 +73,7 @@ STALL_GAIN: Final = 0.05
 
 _WARNED: Final = pytest.StashKey[set[str]]()
 _EXTRA_STORES: Final = pytest.StashKey[list[Store]]()
+_TUNED: Final = pytest.StashKey[dict[tuple[str, str], StoreEntry]]()
 
 
 @dataclass(frozen=True)
@@ -141,25 +144,52 @@ def _extra_stores(stash: pytest.Stash, store: Store, files: Sequence[Path]) -> l
     return stash[_EXTRA_STORES]
 
 
+def remember(stash: pytest.Stash, device: str, nodeid: str, entry: StoreEntry) -> None:
+    """Note an entry tuned in this process: a sibling tuned later in the session starts from it."""
+    stash.setdefault(_TUNED, {})[device, nodeid] = entry
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """An entry that may serve as a source: read from ``owner``, or ``tuned`` in this session."""
+
+    name: str
+    kind: str
+    owner: Store
+    device: str
+    nodeid: str
+    tuned: StoreEntry | None = None
+
+    @property
+    def where(self) -> str:
+        return f"{self.owner.path}: entry {self.nodeid!r} of device {self.device!r}"
+
+    def entry(self) -> StoreEntry | None:
+        """The entry (raises :class:`DamagedEntryError`)."""
+        return self.tuned if self.tuned is not None else self.owner.entry(self.device, self.nodeid)
+
+
 def _candidates(
-    store: Store, extras: list[Store], nodeid: str, device: str
-) -> list[tuple[str, str, Store, str, str]]:
-    """(name, kind, store, device, node id) of every entry that may serve as a source."""
+    stash: pytest.Stash, store: Store, extras: list[Store], nodeid: str, device: str
+) -> list[_Candidate]:
+    """Every entry that may serve as a source (module docstring)."""
     found = [
-        (f"device {other!r}", "device", store, other, nodeid)
+        _Candidate(f"device {other!r}", "device", store, other, nodeid)
         for other in store.devices()
         if other != device and nodeid in store.tests(other)
     ]
     for extra in extras:
         found += [
-            (f"device {other!r} of {extra.path}", "device", extra, other, nodeid)
+            _Candidate(f"device {other!r} of {extra.path}", "device", extra, other, nodeid)
             for other in extra.devices()
             if nodeid in extra.tests(other)
         ]
     function = _function_of(nodeid)
+    tuned = stash.get(_TUNED, {})
+    siblings = {other for d, other in tuned if d == device} | set(store.tests(device))
     found += [
-        (f"sibling {other!r}", "sibling", store, device, other)
-        for other in store.tests(device)
+        _Candidate(f"sibling {other!r}", "sibling", store, device, other, tuned.get((device, other)))
+        for other in sorted(siblings)
         if other != nodeid and _function_of(other) == function
     ]
     return found
@@ -175,17 +205,17 @@ def warm_start(
     space: Space,
     maximize: bool,
 ) -> WarmStart | None:
-    """The warm start of ``nodeid`` on ``device`` from ``store`` and the read-only ``files``.
+    """The warm start of ``nodeid`` on ``device`` from ``store``, the read-only ``files`` and the
+    siblings tuned earlier in this process (:func:`remember`).
 
-    None when no source fits (module docstring); ``stash`` (the session's) keeps the files loaded
-    and the warnings given.
+    None when no source fits (module docstring); ``stash`` (the session's) keeps the files loaded,
+    the entries tuned and the warnings given.
     """
     sources = []
-    extras = _extra_stores(stash, store, files)
-    for name, kind, owner, other, other_id in _candidates(store, extras, nodeid, device):
-        where = f"{owner.path}: entry {other_id!r} of device {other!r}"
+    for candidate in _candidates(stash, store, _extra_stores(stash, store, files), nodeid, device):
+        name, kind, where = candidate.name, candidate.kind, candidate.where
         try:
-            entry = owner.entry(other, other_id)
+            entry = candidate.entry()
         except DamagedEntryError as exc:
             _warn_once(stash, where, f"warm start: skipped {name}: {exc}")
             continue
@@ -195,7 +225,11 @@ def warm_start(
             left = " (left as it is in the file)" if entry.history.newer else ""
             _warn_once(stash, where, f"warm start: ignored the history of {where}{left}: {entry.history.why}")
         source = history_source(
-            name, kind, entry, maximize=maximize, meta={"device": other, "nodeid": other_id}
+            name,
+            kind,
+            entry,
+            maximize=maximize,
+            meta={"device": candidate.device, "nodeid": candidate.nodeid},
         )
         if overlap(space, source) == 0:
             _warn_once(

@@ -207,3 +207,23 @@ def test_re_tuning_one_test_changes_only_its_own_lines(
     assert all(own.start <= i1 and i2 <= own.stop for i1, i2 in changed)
     other = _block(before, "test_k.py::test_b")
     assert [before[i] for i in other] == [after[i] for i in _block(after, "test_k.py::test_b")]
+
+
+def test_a_bad_history_is_warned_about_once_and_siblings_tuned_before_are_sources(
+    project: pytest.Pytester,
+) -> None:
+    project.makepyfile(test_k=WIDE.replace('"n", [1, 2]', '"n", [1, 2, 3]'))
+    newer = _entry({"version": 99})
+    _write_store(project.path / "autotune.json", {host_key(): {"test_k.py::test_w[3]": newer}})
+    result = project.runpytest("--autotune", NODE, "test_k.py::test_w[2]")
+    result.assert_outcomes(passed=2)
+    # the second also starts from the first, tuned earlier in the session
+    result.stdout.fnmatch_lines(
+        [
+            "*test_w[[]1]*[[]warm start: 1 sibling, 1 trial;*",
+            "*test_w[[]2]*[[]warm start: 2 siblings, 22 trials;*",
+        ]
+    )
+    summary = result.stdout.str().split("warnings summary")[1]
+    assert summary.count("its version 99 is newer") == 1
+    assert "test_k.py::test_w[2]" not in summary.split("its version 99")[0]
