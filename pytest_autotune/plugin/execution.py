@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pytest_autotune.entry import Baseline, StoreEntry, TuningRecord
 from pytest_autotune.plugin.check_mode import CheckReport, check
+from pytest_autotune.plugin.history_record import bounded
 from pytest_autotune.plugin.progress import TuningProgress
 from pytest_autotune.plugin.results import PROPERTY, AutotuneResult
 from pytest_autotune.plugin.runner import InProcessTrials
 from pytest_autotune.plugin.summary_text import counts_text, metrics_text, tuned_time_text
 from pytest_autotune.plugin.tune_mode import TuningFailed, tune
+from pytest_autotune.plugin.warm_start import remember
 from pytest_autotune.timing.measure import round_significant
 from pytest_autotune.tuning.worker import WorkerStartError
 from pytest_autotune.warning_types import AutotuneSharedFixtureWarning
@@ -150,6 +152,7 @@ def _tune(
                     committed=plan.committed.entry,
                     progress=progress.update,
                     trials=isolated or InProcessTrials(item, autotune),
+                    warm=plan.warm,
                 )
         config = _stored_config(report.config)
     except (TuningFailed, WorkerStartError) as exc:
@@ -165,6 +168,7 @@ def _tune(
     result = _result(item, plan, "tune", "tuned", config)
     result.isolation = _isolation(isolated, journal)
     result.pruned = pruned
+    result.warm_start = plan.warm.describe(report.stopped_early) if plan.warm is not None else None
     result.stats = report.baseline.to_dict()
     result.speedup = report.speedup(plan.policy.maximize)
     result.tuning = report.summary
@@ -174,14 +178,18 @@ def _tune(
         "kept the committed configuration (no better one beyond noise)" if report.kept_committed else ""
     )
     where = f"the tuning result of {item.nodeid}"
-    result.entry = StoreEntry(
-        config=config,
-        space_hash=plan.spec.space.space_hash,
-        baseline=Baseline.measured(report.baseline, plan.policy.unit),
-        tuning=TuningRecord.from_json(report.summary, where=where),
-        metrics=result.metrics,
+    result.entry = bounded(
+        StoreEntry(
+            config=config,
+            space_hash=plan.spec.space.space_hash,
+            baseline=Baseline.measured(report.baseline, plan.policy.unit),
+            tuning=TuningRecord.from_json(report.summary, where=where),
+            metrics=result.metrics,
+            history=report.history,
+        )
     )
     result.device_info = session.devices.info_for(plan.device)
+    remember(session.config.stash, plan.device, item.nodeid, result.entry)
     progress.done(_done_text(result))
     return result, None
 

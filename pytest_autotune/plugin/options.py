@@ -176,6 +176,17 @@ OPTIONS: Final[tuple[Option, ...]] = (
         "(default 30s)",
         metavar="EVERY",
     ),
+    Option(
+        "transfer",
+        "warm start: a test without an entry for this device starts from the histories of the same "
+        "test on other devices and of its other parametrizations: auto (default) or off",
+        metavar="auto|off",
+    ),
+    Option(
+        "transfer-from",
+        "more autotune.json files (comma-separated) whose histories warm-start tuning; read only",
+        metavar="PATH",
+    ),
 )
 
 
@@ -260,6 +271,8 @@ class Settings:
     policy_layer: dict[str, Any] = field(default_factory=dict)
     report_dir: Path | None = None
     progress_every: ProgressEvery = DEFAULT_PROGRESS_EVERY
+    transfer: bool = True
+    transfer_from: tuple[Path, ...] = ()
 
     @property
     def tuning(self) -> bool:
@@ -364,6 +377,13 @@ def resolve(config: pytest.Config) -> Settings:
             if text not in (*MODES, "off", "check"):
                 raise PolicyError(f"{source}: invalid mode {text!r}; expected {' or '.join(MODES)}")
             values["mode"] = "check" if text in ("off", "check") else text
+        elif option.name == "transfer":
+            if str(value).strip() not in ("auto", "off"):
+                raise PolicyError(f"{source}: invalid value {value!r}; expected auto or off")
+            values["transfer"] = str(value).strip() == "auto"
+        elif option.name == "transfer-from":
+            parts = [part.strip() for part in str(value).split(",") if part.strip()]
+            values["transfer-from"] = tuple((base / Path(part).expanduser()).resolve() for part in parts)
         elif option.name in ("cache", "json"):
             values[option.name] = (base / Path(str(value)).expanduser()).resolve()
             if option.name == "json":
@@ -388,6 +408,8 @@ def resolve(config: pytest.Config) -> Settings:
         policy_layer=policy_layer,
         report_dir=values.get("report"),
         progress_every=values.get("progress", DEFAULT_PROGRESS_EVERY),
+        transfer=values.get("transfer", True),
+        transfer_from=values.get("transfer-from", ()),
     )
     if settings.tuning and settings.update_baseline:
         raise PolicyError(

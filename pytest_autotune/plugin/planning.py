@@ -12,6 +12,8 @@ When a test that declares its launch geometry is tuned, the device's limits (fro
 become known constraints of the space searched (:func:`pytest_autotune.backends.launch_limits.prune_space`):
 the plan's :attr:`ItemPlan.space` leaves those configurations out, and :attr:`ItemPlan.pruned`
 says how many and why. The declared space, and so the stored ``space_hash``, stay the same.
+A test tuned without an up-to-date entry on its device gets the warm start of
+:mod:`pytest_autotune.plugin.warm_start` (unless ``--autotune-transfer=off``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_autotune.api import TunableSpec, get_spec, pending_constraints
 from pytest_autotune.entry import DamagedEntryError
 from pytest_autotune.plugin.check_mode import Committed, select_config
+from pytest_autotune.plugin.warm_start import WarmStart, warm_start
 from pytest_autotune.policy import Policy, PolicyError, merge_policy
 from pytest_autotune.space.errors import SpaceError
 from pytest_autotune.tuning.validation import validate_policy
@@ -62,9 +65,11 @@ class ItemPlan:
         """The space this run searches: the declared one, within the device's limits when tuning."""
         return self.spec.space if self.limited is None else self.limited
 
+    warm: WarmStart | None = None
+
     def for_trial_worker(self) -> ItemPlan:
         """The plan in a trial worker: the body runs tuning trials (``autotune.tuning`` is True)."""
-        return replace(self, tune=True, shared_by=1)
+        return replace(self, tune=True, shared_by=1, warm=None)
 
 
 def _marker_layers(item: pytest.Item) -> list[dict[str, Any]]:
@@ -138,7 +143,18 @@ def plan_item(session: AutotuneSession, item: pytest.Item) -> ItemPlan | None:
     limited, pruned = None, None
     if tune and spec.geometry is not None and session.trial_worker is None:
         limited, pruned = _within_limits(session, f"{item.nodeid}: on {device}", spec, fixturenames)
-    return ItemPlan(spec, policy, device, committed, tune, shared_by, limited, pruned)
+    warm = None
+    if tune and committed.state != "committed" and session.settings.transfer and session.trial_worker is None:
+        warm = warm_start(
+            session.config.stash,
+            session.store,
+            session.settings.transfer_from,
+            nodeid=item.nodeid,
+            device=device,
+            space=spec.space,
+            maximize=policy.maximize,
+        )
+    return ItemPlan(spec, policy, device, committed, tune, shared_by, limited, pruned, warm)
 
 
 #: Spaces within device limits already built in this process, by (space, limits): parametrized

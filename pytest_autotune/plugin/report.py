@@ -105,7 +105,12 @@ def _tuned_line(result: AutotuneResult) -> str:
     median += f"  {metrics}" if metrics else ""
     notes = [
         text
-        for text in (result.message, isolation_note(result.isolation), pruned_note(result.pruned))
+        for text in (
+            result.warm_start,
+            result.message,
+            isolation_note(result.isolation),
+            pruned_note(result.pruned),
+        )
         if text
     ]
     note = f"  [{'; '.join(notes)}]" if notes else ""

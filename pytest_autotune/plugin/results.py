@@ -44,6 +44,7 @@ class AutotuneResult:
     trial worker's starts, crashes, timeouts and memory restarts when trials ran isolated;
     ``pruned`` what the device's limits removed from the space before tuning
     (:meth:`pytest_autotune.backends.launch_limits.Pruned.to_dict`).
+    ``warm_start`` says which sources a warm-started tuning run used.
     """
 
     nodeid: str
@@ -69,6 +70,7 @@ class AutotuneResult:
     #: The search (:class:`pytest_autotune.plugin.search_trace.SearchTrace` as JSON) of a tuned test.
     search: dict[str, Any] | None = None
     pruned: dict[str, Any] | None = None
+    warm_start: str | None = None
 
     def to_json(self) -> str:
         """Compact JSON text (the user property's value)."""
