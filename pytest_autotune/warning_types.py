@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "AutotuneInconclusiveWarning",
     "AutotuneNoMeasurementWarning",
     "AutotuneRegressionWarning",
     "AutotuneSharedFixtureWarning",
@@ -24,3 +25,7 @@ class AutotuneRegressionWarning(AutotuneWarning):
 
 class AutotuneSharedFixtureWarning(AutotuneWarning):
     """Function-scoped fixtures are set up once and shared by every trial of a tuning run."""
+
+
+class AutotuneInconclusiveWarning(AutotuneWarning):
+    """``--autotune-compare`` could not decide within its time cap whether the change is slower."""

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from pytest_autotune.policy import PolicyError, parse_tolerance_spec
+from pytest_autotune.policy import COMPARE_TOLERANCE, PolicyError, parse_tolerance_spec
 from pytest_autotune.timing.regression import TIME_FLOOR, TOLERANCE
 from pytest_autotune.tuning.validation import validate_policy
-from pytest_autotune.values import format_seconds, parse_bool
+from pytest_autotune.values import format_seconds, is_number_text, parse_bool, parse_duration
 
 if TYPE_CHECKING:
     import pytest
@@ -35,6 +35,8 @@ __all__ = [
 ]
 
 Mode = Literal["check", "all", "missing"]
+#: Default of ``--autotune-compare-max-time`` (seconds per test).
+DEFAULT_COMPARE_MAX_TIME: Final = 20.0
 #: Values of ``--autotune=MODE``.
 MODES: Final = ("all", "missing")
 
@@ -162,6 +164,38 @@ OPTIONS: Final[tuple[Option, ...]] = (
         "time tests even when several xdist workers share a device (timings then interfere)",
         kind="flag",
     ),
+    Option(
+        "compare",
+        "instead of checking against stored baselines, run each selected tunable test as it is at "
+        "the git commit REF (origin/main, HEAD, a sha) and as it is in the working tree, side by side "
+        "on this device, and fail when the working tree is confidently slower beyond "
+        "--autotune-compare-tolerance",
+        metavar="REF",
+    ),
+    Option(
+        "compare-tolerance",
+        f"slowdown of the working tree over REF that --autotune-compare accepts (default "
+        f"{COMPARE_TOLERANCE:.0%}%)",
+        metavar="PERCENT",
+        policy_key="compare_tolerance",
+    ),
+    Option(
+        "compare-max-time",
+        f"longest a comparison of one test measures before it reports inconclusive, in seconds or a "
+        f"duration (default {DEFAULT_COMPARE_MAX_TIME:g}s; a decided comparison stops earlier)",
+        metavar="SECONDS",
+    ),
+    Option(
+        "compare-strict",
+        "an inconclusive comparison fails the test (default: a warning)",
+        kind="flag",
+    ),
+    Option(
+        "report-md",
+        "write a Markdown summary of this run (checks, comparisons, tuning) to PATH, e.g. "
+        "$GITHUB_STEP_SUMMARY (appended to when the file exists)",
+        metavar="PATH",
+    ),
 )
 
 
@@ -228,6 +262,10 @@ class Settings:
     json_path: Path | None = None
     allow_shared_device: bool = False
     policy_layer: dict[str, Any] = field(default_factory=dict)
+    compare_ref: str | None = None
+    compare_max_time: float = DEFAULT_COMPARE_MAX_TIME
+    compare_strict: bool = False
+    report_md: Path | None = None
 
     @property
     def tuning(self) -> bool:
@@ -242,6 +280,8 @@ class Settings:
             return "tune missing"
         if self.update_baseline:
             return "update baselines"
+        if self.compare_ref is not None:
+            return f"compare with {self.compare_ref}"
         return f"check ({self.policy_layer.get('check', 'fail')})"
 
 
@@ -318,10 +358,12 @@ def resolve(config: pytest.Config) -> Settings:
             if text not in (*MODES, "off", "check"):
                 raise PolicyError(f"{source}: invalid mode {text!r}; expected {' or '.join(MODES)}")
             values["mode"] = "check" if text in ("off", "check") else text
-        elif option.name in ("cache", "json"):
+        elif option.name in ("cache", "json", "report-md"):
             values[option.name] = (base / Path(str(value)).expanduser()).resolve()
-            if option.name == "json":
-                _writable_file(values["json"], source)
+            if option.name != "cache":
+                _writable_file(values[option.name], source)
+        elif option.name == "compare-max-time":
+            values[option.name] = _positive_seconds(value, source)
         else:
             values[option.name] = str(value)
     settings = Settings(
@@ -333,9 +375,31 @@ def resolve(config: pytest.Config) -> Settings:
         json_path=values.get("json"),
         allow_shared_device=values.get("allow-shared-device", False),
         policy_layer=policy_layer,
+        compare_ref=values.get("compare"),
+        compare_max_time=values.get("compare-max-time", DEFAULT_COMPARE_MAX_TIME),
+        compare_strict=values.get("compare-strict", False),
+        report_md=values.get("report-md"),
     )
     if settings.tuning and settings.update_baseline:
         raise PolicyError(
             "--autotune and --autotune-update-baseline cannot be combined: tuning measures baselines"
         )
+    if settings.compare_ref is not None and (settings.tuning or settings.update_baseline):
+        other = "--autotune" if settings.tuning else "--autotune-update-baseline"
+        raise PolicyError(
+            f"--autotune-compare and {other} cannot be combined: a comparison measures the committed "
+            "configurations of two trees and writes nothing; tune or refresh baselines in a separate run"
+        )
     return settings
+
+
+def _positive_seconds(value: Any, source: str) -> float:
+    """Seconds from ``20``, ``"20"``, ``"90s"`` or ``"2min"``; a usage error naming ``source`` else."""
+    text = str(value).strip()
+    try:
+        seconds = float(text) if is_number_text(text) else parse_duration(text)
+    except ValueError as exc:
+        raise PolicyError(f"{source}: {exc}") from exc
+    if not seconds > 0:
+        raise PolicyError(f"{source}: {text!r} is not a positive duration")
+    return seconds

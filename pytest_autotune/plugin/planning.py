@@ -44,9 +44,10 @@ class ItemPlan:
     tune: bool
     shared_by: int
 
-    def for_trial_worker(self) -> ItemPlan:
-        """The plan in a trial worker: the body runs tuning trials (``autotune.tuning`` is True)."""
-        return replace(self, tune=True, shared_by=1)
+    def for_trial_worker(self, role: str = "trial") -> ItemPlan:
+        """The plan in a worker: the body runs tuning trials (``autotune.tuning`` is True), or one
+        side of a comparison (role ``compare``: a check, ``autotune.tuning`` is False)."""
+        return replace(self, tune=role == "trial", shared_by=1)
 
 
 def _marker_layers(item: pytest.Item) -> list[dict[str, Any]]:
