@@ -15,10 +15,10 @@
    each measurement fresh inputs and buffers: with the buffers of one run re-timed over and over,
    A-vs-A comparisons of the example kernels on a loaded 2-vCPU machine found one process of a
    pair 10-28% slower than the other for the whole pair's life, a bias that more blocks cannot
-   remove. Both sides measure alike: a warm-up block (dropped) calibrates ``repeat``, the timed
-   calls per ``autotune.measure``, so that they take about :data:`MEASUREMENT_SECONDS` on the
-   slower side; then blocks of one A and one B measurement in ABBA order
-   (:func:`~pytest_autotune.timing.paired.block_order`) follow until
+   remove. Both sides measure alike: a warm-up block (dropped) calibrates the :class:`Procedure`,
+   the timed calls per ``autotune.measure`` (about :data:`MEASUREMENT_SECONDS` of them on the slower
+   side) and the untimed warm-up call before them (none for long calls); then blocks of one A and
+   one B measurement in ABBA order (:func:`~pytest_autotune.timing.paired.block_order`) follow until
    :func:`~pytest_autotune.timing.paired.measure_until_decided` decides or the time cap
    (``--autotune-compare-max-time``, counted from the start of the test's comparison) is reached.
 4. **Verdict** (:func:`~pytest_autotune.timing.paired.judge`): the Hodges-Lehmann ratio B/A with its
@@ -70,7 +70,9 @@ __all__ = [
 #: Confidence of the ratio's two-sided interval (split across the sequential looks).
 CONFIDENCE: Final = 0.95
 #: Seconds of timed calls one measurement aims at (``repeat`` x the time of one call).
-MEASUREMENT_SECONDS: Final = 0.1
+MEASUREMENT_SECONDS: Final = 0.25
+#: Calls at least this long get no warm-up call before each measurement.
+LONG_CALL: Final = 0.1
 #: Most timed calls per ``autotune.measure`` (for very short calls).
 MAX_REPEAT: Final = 50
 #: Blocks measured and dropped before the judged ones (they also calibrate ``repeat``).
@@ -155,16 +157,23 @@ def _side_environment(session: AutotuneSession, plan: ItemPlan, cache: Path) -> 
 
 @dataclass(frozen=True)
 class Procedure:
-    """How each measurement is taken, alike on both sides: ``repeat`` timed calls per ``autotune.measure``."""
+    """How each measurement is taken, alike on both sides: ``warmup`` untimed and ``repeat`` timed
+    calls per ``autotune.measure`` (a warm-up the test sets itself wins)."""
 
     repeat: int
+    warmup: int = 1
 
     @classmethod
     def for_calls(cls, seconds: float) -> Procedure:
-        """The procedure for calls of ``seconds`` each (the slower side's, from the warm-up block)."""
+        """The procedure for calls of ``seconds`` each (the slower side's, from the warm-up block).
+
+        Calls of :data:`LONG_CALL` or more get no warm-up call: what it would warm (caches, the
+        device's threads) is a negligible part of them, and it would double the time they cost.
+        """
         if not (math.isfinite(seconds) and seconds > 0):
             return cls(1)
-        return cls(max(1, min(MAX_REPEAT, round(MEASUREMENT_SECONDS / seconds))))
+        repeat = max(1, min(MAX_REPEAT, round(MEASUREMENT_SECONDS / seconds)))
+        return cls(repeat, 0 if seconds >= LONG_CALL else 1)
 
 
 @dataclass(frozen=True)
@@ -176,8 +185,8 @@ class SideTimes:
 
 
 def measure_sides(
-    measure_a: Callable[[int], Sequence[float]],
-    measure_b: Callable[[int], Sequence[float]],
+    measure_a: Callable[[int, int], Sequence[float]],
+    measure_b: Callable[[int, int], Sequence[float]],
     *,
     tolerance: float,
     seconds: float,
@@ -187,9 +196,9 @@ def measure_sides(
 ) -> tuple[PairedVerdict, SideTimes, Procedure]:
     """Warm-up blocks, then ABBA blocks until decided or ``seconds`` are spent (module docstring).
 
-    ``measure_a(repeat)``/``measure_b(repeat)`` take one measurement of their side and return its
-    samples. The warm-up blocks use :data:`CALIBRATION_REPEAT` calls and, with ``calibrate``, choose
-    the :class:`Procedure` of the judged blocks from the slower side's median.
+    ``measure_a(repeat, warmup)``/``measure_b(repeat, warmup)`` take one measurement of their side
+    and return its samples. The warm-up blocks use :data:`CALIBRATION_REPEAT` calls and, with
+    ``calibrate``, choose the :class:`Procedure` of the judged blocks from the slower side's median.
     """
     start = clock()
     times = SideTimes([], [])
@@ -199,7 +208,7 @@ def measure_sides(
     def block(index: int) -> tuple[float, float]:
         values: dict[str, float] = {}
         for side in block_order(index):
-            values[side] = statistics.median(measure[side](procedure.repeat))
+            values[side] = statistics.median(measure[side](procedure.repeat, procedure.warmup))
         return values["A"], values["B"]
 
     warm = [block(index) for index in range(WARMUP_BLOCKS)]

@@ -113,9 +113,10 @@ class CompareSide:
         self._samples(setup.run)
         return setup
 
-    def measure(self, repeat: int) -> tuple[float, ...]:
-        """One measurement: run the body again (``repeat`` timed calls per ``autotune.measure``)."""
-        run = self._request(CompareMeasure(repeat))
+    def measure(self, repeat: int, warmup: int) -> tuple[float, ...]:
+        """One measurement: run the body again (``warmup`` untimed and ``repeat`` timed calls per
+        ``autotune.measure``)."""
+        run = self._request(CompareMeasure(repeat, warmup))
         assert isinstance(run, TrialReply)
         return self._samples(run)
 

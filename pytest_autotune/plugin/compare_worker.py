@@ -84,8 +84,9 @@ def serve_compare(item: pytest.Function, autotune: Autotune, spec: WorkerSpec, c
 
     def handle(request: Any) -> tuple[Any, bool]:
         repeat = request.repeat if isinstance(request, (CompareMeasure, CompareSetup)) else 1
+        warmup = request.warmup if isinstance(request, CompareMeasure) else None
         try:
-            run = run_trial(item, autotune, config, repeat=repeat)
+            run = run_trial(item, autotune, config, repeat=repeat, warmup=warmup)
         except BaseException as exc:  # pytest outcomes and interrupts end the loop; the parent decides
             return body_ended(exc), False
         reply = TrialReply(run.samples, run.label, run.detail)

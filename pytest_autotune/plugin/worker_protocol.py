@@ -140,9 +140,11 @@ class SideSetup:
 
 @dataclass(frozen=True)
 class CompareMeasure:
-    """Parent -> compare worker: run the body again, ``repeat`` timed calls per ``autotune.measure``."""
+    """Parent -> compare worker: run the body again, ``warmup`` untimed and ``repeat`` timed calls per
+    ``autotune.measure`` (a warm-up the test sets itself wins)."""
 
     repeat: int
+    warmup: int
 
 
 @dataclass(frozen=True)

@@ -195,11 +195,11 @@ def test_outside_a_git_repository_is_a_usage_error(pytester: pytest.Pytester) ->
 
 
 # -- the pieces ---------------------------------------------------------------------------------------
-def test_each_measurement_aims_at_a_tenth_of_a_second() -> None:
-    assert Procedure.for_calls(0.4) == Procedure(1)  # long calls: one
-    assert Procedure.for_calls(0.02) == Procedure(5)
-    assert Procedure.for_calls(1e-6) == Procedure(MAX_REPEAT)
-    assert Procedure.for_calls(float("nan")) == Procedure(1)
+def test_each_measurement_aims_at_a_quarter_second() -> None:
+    assert Procedure.for_calls(0.4) == Procedure(1, warmup=0)  # long calls: one, no warm-up call
+    assert Procedure.for_calls(0.05) == Procedure(5, warmup=1)
+    assert Procedure.for_calls(1e-6) == Procedure(MAX_REPEAT, warmup=1)
+    assert Procedure.for_calls(float("nan")) == Procedure(1, warmup=1)
 
 
 class Clock:
@@ -214,7 +214,7 @@ def test_sides_are_measured_in_abba_blocks_after_a_calibrating_warm_up() -> None
     clock, calls = Clock(), []
 
     def side(name: str, seconds: float) -> Any:
-        def measure(repeat: int) -> list[float]:
+        def measure(repeat: int, warmup: int) -> list[float]:
             calls.append((name, repeat))
             clock.now += 0.5
             return [seconds] * repeat
@@ -222,16 +222,16 @@ def test_sides_are_measured_in_abba_blocks_after_a_calibrating_warm_up() -> None
         return measure
 
     verdict, times, procedure = measure_sides(
-        side("A", 0.01), side("B", 0.02), tolerance=0.05, seconds=60, clock=clock
+        side("A", 0.025), side("B", 0.05), tolerance=0.05, seconds=60, clock=clock
     )
-    assert procedure == Procedure(5)  # from the slower side's 20 ms in the warm-up block
+    assert procedure == Procedure(5)  # from the slower side's 50 ms in the warm-up block
     assert calls[:2] == [("A", CALIBRATION_REPEAT), ("B", CALIBRATION_REPEAT)]  # warm-up, dropped
     order = "".join(name for name, _ in calls[2:])
     assert order == "BAAB" * 4  # the judged blocks continue ABBA after the warm-up block
     assert {repeat for _, repeat in calls[2:]} == {5}
     assert (verdict.state, verdict.blocks, verdict.ratio) == ("regression", MIN_BLOCKS, pytest.approx(2.0))
-    assert times.a == [0.01] * MIN_BLOCKS
-    assert times.b == [0.02] * MIN_BLOCKS
+    assert times.a == [0.025] * MIN_BLOCKS
+    assert times.b == [0.05] * MIN_BLOCKS
     # a maximised objective (throughput) is judged the other way round: B's higher value is better
     better, _, _ = measure_sides(
         side("A", 1.0),
@@ -249,10 +249,31 @@ def test_a_noisy_comparison_stops_at_the_time_cap_as_inconclusive() -> None:
     clock = Clock()
     noise = iter([1.0, 1.3, 0.8, 1.25, 0.9, 1.2] * 40)
 
-    def measure(repeat: int) -> list[float]:
+    def measure(repeat: int, warmup: int) -> list[float]:
         clock.now += 1.0
         return [next(noise)]
 
     verdict, times, _ = measure_sides(measure, measure, tolerance=0.05, seconds=20, clock=clock)
     assert verdict.state == "inconclusive"
     assert verdict.blocks == len(times.a) == 9  # past 18 s after the warm-up block: one last look
+
+
+@pytest.mark.parametrize(("layer", "expected"), [({}, 0), ({"warmup": 2}, 2)])
+def test_a_run_may_drop_warm_up_calls_unless_the_test_set_them(layer: dict[str, Any], expected: int) -> None:
+    from pytest_autotune import Interval, build_space
+    from pytest_autotune.fixture import Autotune
+    from pytest_autotune.policy import merge_policy
+    from pytest_autotune.testing import ConstantTimer
+
+    calls: list[int] = []
+    fixture = Autotune(
+        nodeid="test_x.py::test_k",
+        space=build_space({"A": Interval(1, 4, default=2)}),
+        policy=merge_policy([layer]),
+        device="d",
+        timer=ConstantTimer(),
+        tuning=False,
+    )
+    fixture.begin_run({"A": 2}, repeat_default=3, warmup_default=0)
+    fixture.measure(lambda: calls.append(1))
+    assert len(calls) == 3 + expected
