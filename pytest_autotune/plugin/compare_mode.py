@@ -4,52 +4,42 @@
 
 1. **Trees.** REF's files are exported once per session (:mod:`pytest_autotune.plugin.git_ref`,
    removed at the end). A test whose file is not in REF's tree is skipped as new.
-2. **Sides.** Two workers start at once, one per tree (:mod:`pytest_autotune.plugin.compare_side`).
+2. **A pair of workers** (:func:`~pytest_autotune.plugin.compare_pair.run_pair`), one per tree.
    Each collects the test from its own tree (test module, kernel sources, ``conftest.py``), with
    the pytest-autotune installed here, and plans it as a plain run would: the configuration that
    tree's ``autotune.json`` commits for this device, else the declared defaults (said in the
    report). Each runs the body once, asserts included: a failure of the working tree fails the
-   test; a test REF lacks or cannot run is skipped, naming why.
-3. **Measurements.** A measurement is one more run of the body in a side's worker, and counts as
-   the median of the samples its ``autotune.measure`` took. Running the whole body each time gives
-   each measurement fresh inputs and buffers: with the buffers of one run re-timed over and over,
-   A-vs-A comparisons of the example kernels on a loaded 2-vCPU machine found one process of a
-   pair 10-28% slower than the other for the whole pair's life, a bias that more blocks cannot
-   remove. Both sides measure alike: a warm-up block (dropped) calibrates the :class:`Procedure`,
-   the timed calls per ``autotune.measure`` (about :data:`MEASUREMENT_SECONDS` of them on the slower
-   side) and the untimed warm-up call before them (none for long calls); then blocks of one A and
-   one B measurement in ABBA order (:func:`~pytest_autotune.timing.paired.block_order`) follow until
-   :func:`~pytest_autotune.timing.paired.measure_until_decided` decides or the time cap
-   (``--autotune-compare-max-time``, counted from the start of the test's comparison) is reached.
+   test; a test REF lacks or cannot run is skipped, naming why. Then ABBA blocks until the paired
+   ratio's interval decides or the time cap (``--autotune-compare-max-time``) is spent.
+3. **Confirmation.** Two processes running the same code can differ by several percent for their
+   whole life (on a loaded 2-vCPU machine, up to 20% for the example kernels), which no number of
+   blocks averages out. So a regression found by the first pair is measured again by a fresh
+   pair, with a time cap of its own, and fails the test only when that pair finds it too; the
+   blocks of both pairs are then judged together for the reported ratio. Otherwise the verdict is
+   inconclusive, and the report gives both pairs' ratios.
 4. **Verdict** (:func:`~pytest_autotune.timing.paired.judge`): the Hodges-Lehmann ratio B/A with its
    interval. ``regression`` (the interval lies above ``1 + compare_tolerance``) fails the test;
    ``inconclusive`` is a warning unless ``--autotune-compare-strict``; ``pass`` passes.
-
-For an objective that is maximised (``autotune.record``ed throughput, say) the judged ratio is A/B,
-so that above 1 still means worse.
 """
 
 from __future__ import annotations
 
-import math
 import os
-import statistics
 import time
 import warnings
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
-from pytest_autotune.plugin.compare_side import CompareSide, SideError
+from pytest_autotune.plugin.compare_pair import PairRun, SideSpec, SideTimes, run_pair
+from pytest_autotune.plugin.compare_side import SideError
 from pytest_autotune.plugin.git_ref import RefTree, export_tree, uncommitted
 from pytest_autotune.plugin.results import AutotuneResult
 from pytest_autotune.plugin.worker_protocol import ENV_VAR, SideSetup
 from pytest_autotune.timing.measure import Stats
-from pytest_autotune.timing.paired import PairedVerdict, SequentialPlan, block_order, measure_until_decided
+from pytest_autotune.timing.paired import PairedVerdict, judge
 from pytest_autotune.warning_types import AutotuneInconclusiveWarning
 
 if TYPE_CHECKING:
@@ -57,31 +47,8 @@ if TYPE_CHECKING:
     from pytest_autotune.plugin.planning import ItemPlan
     from pytest_autotune.plugin.session import AutotuneSession
 
-__all__ = [
-    "CONFIDENCE",
-    "MEASUREMENT_SECONDS",
-    "CompareContext",
-    "Procedure",
-    "compare_context",
-    "compare_item",
-    "measure_sides",
-]
+__all__ = ["CompareContext", "compare_context", "compare_item"]
 
-#: Confidence of the ratio's two-sided interval (split across the sequential looks).
-CONFIDENCE: Final = 0.95
-#: Seconds of timed calls one measurement aims at (``repeat`` x the time of one call).
-MEASUREMENT_SECONDS: Final = 0.25
-#: Calls at least this long get no warm-up call before each measurement.
-LONG_CALL: Final = 0.1
-#: Most timed calls per ``autotune.measure`` (for very short calls).
-MAX_REPEAT: Final = 50
-#: Blocks measured and dropped before the judged ones (they also calibrate ``repeat``).
-WARMUP_BLOCKS: Final = 1
-#: Timed calls per ``autotune.measure`` in the warm-up blocks.
-CALIBRATION_REPEAT: Final = 2
-#: The sequential plan's first look and its block cap (looks at 8, 16 and 32 blocks).
-MIN_BLOCKS: Final = 8
-MAX_BLOCKS: Final = 32
 #: Environment variables a side's worker does not inherit (they would make it tune, compare or write).
 _NOT_INHERITED: Final = frozenset(
     {
@@ -155,80 +122,6 @@ def _side_environment(session: AutotuneSession, plan: ItemPlan, cache: Path) -> 
     return env
 
 
-@dataclass(frozen=True)
-class Procedure:
-    """How each measurement is taken, alike on both sides: ``warmup`` untimed and ``repeat`` timed
-    calls per ``autotune.measure`` (a warm-up the test sets itself wins)."""
-
-    repeat: int
-    warmup: int = 1
-
-    @classmethod
-    def for_calls(cls, seconds: float) -> Procedure:
-        """The procedure for calls of ``seconds`` each (the slower side's, from the warm-up block).
-
-        Calls of :data:`LONG_CALL` or more get no warm-up call: what it would warm (caches, the
-        device's threads) is a negligible part of them, and it would double the time they cost.
-        """
-        if not (math.isfinite(seconds) and seconds > 0):
-            return cls(1)
-        repeat = max(1, min(MAX_REPEAT, round(MEASUREMENT_SECONDS / seconds)))
-        return cls(repeat, 0 if seconds >= LONG_CALL else 1)
-
-
-@dataclass(frozen=True)
-class SideTimes:
-    """The judged measurements (medians) of both sides, in block order."""
-
-    a: list[float]
-    b: list[float]
-
-
-def measure_sides(
-    measure_a: Callable[[int, int], Sequence[float]],
-    measure_b: Callable[[int, int], Sequence[float]],
-    *,
-    tolerance: float,
-    seconds: float,
-    maximize: bool = False,
-    calibrate: bool = True,
-    clock: Callable[[], float] = time.monotonic,
-) -> tuple[PairedVerdict, SideTimes, Procedure]:
-    """Warm-up blocks, then ABBA blocks until decided or ``seconds`` are spent (module docstring).
-
-    ``measure_a(repeat, warmup)``/``measure_b(repeat, warmup)`` take one measurement of their side
-    and return its samples. The warm-up blocks use :data:`CALIBRATION_REPEAT` calls and, with
-    ``calibrate``, choose the :class:`Procedure` of the judged blocks from the slower side's median.
-    """
-    start = clock()
-    times = SideTimes([], [])
-    measure = {"A": measure_a, "B": measure_b}
-    procedure = Procedure(CALIBRATION_REPEAT)
-
-    def block(index: int) -> tuple[float, float]:
-        values: dict[str, float] = {}
-        for side in block_order(index):
-            values[side] = statistics.median(measure[side](procedure.repeat, procedure.warmup))
-        return values["A"], values["B"]
-
-    warm = [block(index) for index in range(WARMUP_BLOCKS)]
-    if calibrate:
-        procedure = Procedure.for_calls(max(max(pair) for pair in warm))
-
-    def judged_block(index: int) -> tuple[float, float]:
-        a, b = block(index + WARMUP_BLOCKS)
-        times.a.append(a)
-        times.b.append(b)
-        return (b, a) if maximize else (a, b)  # judged as cost: above 1 is worse
-
-    remaining = max(seconds - (clock() - start), 1e-3)
-    plan = SequentialPlan(MIN_BLOCKS, MAX_BLOCKS, remaining)
-    verdict = measure_until_decided(
-        judged_block, plan, tolerance=tolerance, confidence=CONFIDENCE, clock=clock
-    )
-    return verdict, times, procedure
-
-
 def _side_info(setup: SideSetup) -> dict[str, Any]:
     return {"config": setup.config, "state": setup.state, "reason": setup.reason}
 
@@ -236,19 +129,6 @@ def _side_info(setup: SideSetup) -> dict[str, Any]:
 def _describe_side(name: str, info: dict[str, Any]) -> str:
     what = "committed" if info["state"] == "committed" else f"{info['state']}: {info['reason']}"
     return f"{name} {info['config']} ({what})"
-
-
-def _start(sides: Sequence[CompareSide], repeat: int) -> list[SideSetup | SideError]:
-    """Start both workers at once and run each body once; a side's problem comes back as its error."""
-
-    def setup(side: CompareSide) -> SideSetup | SideError:
-        try:
-            return side.setup(repeat)
-        except SideError as exc:
-            return exc
-
-    with ThreadPoolExecutor(max_workers=len(sides)) as pool:
-        return list(pool.map(setup, sides))
 
 
 @dataclass
@@ -285,6 +165,28 @@ def _result(item: pytest.Item, plan: ItemPlan, ref: str) -> AutotuneResult:
     )
 
 
+def _pair_summary(pair: PairRun) -> dict[str, Any]:
+    verdict = pair.verdict
+    return {
+        "verdict": verdict.state,
+        "ratio": verdict.ratio,
+        "low": verdict.low,
+        "high": verdict.high,
+        "blocks": verdict.blocks,
+    }
+
+
+def _pooled(pairs: list[PairRun], tolerance: float, maximize: bool) -> tuple[PairedVerdict, SideTimes]:
+    """The blocks of every pair judged together: a regression when every pair found one and the
+    pooled interval shows it too, else inconclusive (only regressions are measured by a second pair)."""
+    times = SideTimes([t for p in pairs for t in p.times.a], [t for p in pairs for t in p.times.b])
+    a, b = (times.b, times.a) if maximize else (times.a, times.b)
+    confidence = min(p.verdict.confidence for p in pairs)
+    verdict = judge(a, b, tolerance=tolerance, confidence=confidence)
+    agreed = verdict.state == "regression" and all(p.verdict.state == "regression" for p in pairs)
+    return replace(verdict, state="regression" if agreed else "inconclusive", faster=False), times
+
+
 def compare_item(
     session: AutotuneSession, item: pytest.Function, plan: ItemPlan
 ) -> tuple[AutotuneResult, str | None, str | None]:
@@ -295,65 +197,58 @@ def compare_item(
     """
     started = time.monotonic()
     context = compare_context(session)
-    ref, settings = context.ref, session.settings
+    ref, settings, policy = context.ref, session.settings, plan.policy
     outcome = _Outcome(_result(item, plan, ref))
     path = item.nodeid.split("::", 1)[0]
     if not (context.root / path).is_file():
         return outcome.skipped(f"new test: {path} does not exist at {ref}", started).as_tuple()
-    timeout = plan.policy.trial_timeout
-    ref_env = _side_environment(session, plan, context.ref_cache or settings.cache_path)
-    working_env = _side_environment(session, plan, settings.cache_path)
-    with (
-        CompareSide(item, name=f"REF {ref}", root=context.root, env=ref_env, timeout=timeout) as side_a,
-        CompareSide(item, name="the working tree", root=None, env=working_env, timeout=timeout) as side_b,
-    ):
-        setup_a, setup_b = _start((side_a, side_b), repeat=1)
-        if isinstance(setup_b, SideError):
-            if setup_b.ended is not None:
-                setup_b.ended.raise_again()
-            outcome.failure = f"cannot run the working tree's test: {setup_b}"
-            return outcome.as_tuple()
-        outcome.result.config = dict(setup_b.config)
-        if isinstance(setup_a, SideError):
-            why = "new test" if setup_a.kind == "missing" else "cannot run it at REF"
-            return outcome.skipped(f"{why}: {setup_a}", started).as_tuple()
+    ref_side = SideSpec(
+        f"REF {ref}", context.root, _side_environment(session, plan, context.ref_cache or settings.cache_path)
+    )
+    working_side = SideSpec("the working tree", None, _side_environment(session, plan, settings.cache_path))
+    pairs: list[PairRun] = []
+    while not pairs or (pairs[-1].verdict.state == "regression" and len(pairs) < 2):
+        begun = time.monotonic()
         try:
-            verdict, times, procedure = measure_sides(
-                side_a.measure,
-                side_b.measure,
-                tolerance=plan.policy.compare_tolerance,
-                seconds=settings.compare_max_time - (time.monotonic() - started),
-                maximize=plan.policy.maximize,
-                calibrate=plan.policy.objective == "time",
+            pairs.append(
+                run_pair(
+                    item,
+                    ref_side,
+                    working_side,
+                    timeout=policy.trial_timeout,
+                    tolerance=policy.compare_tolerance,
+                    seconds=settings.compare_max_time - (begun - started if not pairs else 0.0),
+                    maximize=policy.maximize,
+                    calibrate=policy.objective == "time",
+                )
             )
         except SideError as exc:
-            if exc.side == side_a.name:
-                return outcome.skipped(f"cannot measure it at REF: {exc}", started).as_tuple()
+            if exc.side == ref_side.name:
+                why = "new test" if exc.kind == "missing" else "cannot run it at REF"
+                return outcome.skipped(f"{why}: {exc}", started).as_tuple()
             if exc.ended is not None:
                 exc.ended.raise_again()
-            outcome.failure = f"cannot measure the working tree's test: {exc}"
+            outcome.failure = f"cannot run the working tree's test: {exc}"
             return outcome.as_tuple()
-    seconds = time.monotonic() - started
-    sides = (setup_a, setup_b)
-    return _judged(outcome, context, verdict, times, procedure, sides, seconds, settings).as_tuple()
+        outcome.result.config = dict(pairs[-1].setups[1].config)
+    return _judged(outcome, context, pairs, time.monotonic() - started, settings, policy.maximize).as_tuple()
 
 
 def _judged(
     outcome: _Outcome,
     context: CompareContext,
-    verdict: PairedVerdict,
-    times: SideTimes,
-    procedure: Procedure,
-    setups: tuple[SideSetup, SideSetup],
+    pairs: list[PairRun],
     seconds: float,
     settings: Settings,
+    maximize: bool,
 ) -> _Outcome:
-    result = outcome.result
-    sides = {"ref": _side_info(setups[0]), "working": _side_info(setups[1])}
+    result, first = outcome.result, pairs[0]
+    verdict, times = (
+        (first.verdict, first.times) if len(pairs) == 1 else _pooled(pairs, first.verdict.tolerance, maximize)
+    )
+    sides = {"ref": _side_info(first.setups[0]), "working": _side_info(first.setups[1])}
     state = verdict.state
-    result.state = "passed" if state == "pass" else state
-    if verdict.faster:
-        result.state = "faster"
+    result.state = "faster" if verdict.faster else "passed" if state == "pass" else state
     result.stats = Stats.of(times.b).to_dict()
     result.baseline = Stats.of(times.a).baseline(result.unit)
     assert result.compare is not None
@@ -368,24 +263,33 @@ def _judged(
         confidence=verdict.confidence,
         faster=verdict.faster,
         commit=context.commit,
-        repeat=procedure.repeat,
+        repeat=first.procedure.repeat,
+        warmup=first.procedure.warmup,
+        pairs=[_pair_summary(pair) for pair in pairs],
         sides=sides,
         notes=list(context.notes),
         times={"ref": times.a, "working": times.b},
     )
     configs = f"{_describe_side('REF', sides['ref'])}; {_describe_side('working tree', sides['working'])}"
     where = f"{context.ref} ({context.commit[:12]})"
+    confirmed = " (found by two pairs of workers)" if len(pairs) > 1 else ""
     if state == "regression":
         result.message = (
-            f"slower than {where}: ratio {verdict.describe()}; {configs}.\n"
+            f"slower than {where}: ratio {verdict.describe()}{confirmed}; {configs}.\n"
             "  expected? accept it with a larger tolerance: @tunable(compare_tolerance=...) or "
             "--autotune-compare-tolerance"
         )
         outcome.failure = f"performance regression: {result.message}"
     elif state == "inconclusive":
+        unconfirmed = (
+            f"; a fresh pair of workers did not confirm the first pair's regression "
+            f"({pairs[0].verdict.describe()}; then {pairs[-1].verdict.describe()})"
+            if len(pairs) > 1
+            else ""
+        )
         result.message = (
-            f"comparison with {where} inconclusive after {seconds:.0f}s: ratio {verdict.describe()}; "
-            f"{configs}; measure longer with --autotune-compare-max-time"
+            f"comparison with {where} inconclusive after {seconds:.0f}s: ratio {verdict.describe()}"
+            f"{unconfirmed}; {configs}; measure longer with --autotune-compare-max-time"
         )
         if settings.compare_strict:
             outcome.failure = f"{result.message} (--autotune-compare-strict)"

@@ -12,16 +12,20 @@ import json
 import os
 import subprocess
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_autotune.plugin.compare_mode import (
+from pytest_autotune.plugin.compare_mode import _pooled
+from pytest_autotune.plugin.compare_pair import (
     CALIBRATION_REPEAT,
     MAX_REPEAT,
     MIN_BLOCKS,
+    PairRun,
     Procedure,
+    SideTimes,
     measure_sides,
 )
 from pytest_autotune.plugin.compare_report import JSON_KEYS
@@ -147,6 +151,9 @@ def test_unchanged_passes_slower_fails_new_is_skipped(
     assert 1.5 < verdicts["test_slow"]["ratio"] < 3.0
     assert verdicts["test_slow"]["low"] > 1.3
     detail = benchmarks["test_slow"]["extra_info"]["autotune_compare_detail"]
+    assert [pair["verdict"] for pair in detail["pairs"]] == ["regression", "regression"]  # confirmed
+    assert verdicts["test_slow"]["blocks"] == sum(pair["blocks"] for pair in detail["pairs"])
+    assert len(benchmarks["test_same"]["extra_info"]["autotune_compare_detail"]["pairs"]) == 1
     assert detail["commit"] == git(repo.path, "rev-parse", "HEAD")
     assert detail["sides"]["ref"]["state"] == "missing"
     assert detail["sides"]["working"]["state"] == "committed"
@@ -277,3 +284,22 @@ def test_a_run_may_drop_warm_up_calls_unless_the_test_set_them(layer: dict[str, 
     fixture.begin_run({"A": 2}, repeat_default=3, warmup_default=0)
     fixture.measure(lambda: calls.append(1))
     assert len(calls) == 3 + expected
+
+
+def _pair(state: str, a: list[float], b: list[float]) -> PairRun:
+    from pytest_autotune.timing.paired import judge
+
+    verdict = replace(judge(a, b, tolerance=0.05), state=state)
+    return PairRun((None, None), verdict, SideTimes(a, b), Procedure(1))  # type: ignore[arg-type]
+
+
+def test_a_regression_counts_only_when_a_fresh_pair_of_workers_finds_it_too() -> None:
+    slow = _pair("regression", [1.0] * 8, [1.3, 1.31, 1.29, 1.3, 1.32, 1.28, 1.3, 1.3])
+    also_slow = _pair("regression", [1.0] * 8, [1.25, 1.26, 1.24, 1.25, 1.27, 1.23, 1.25, 1.25])
+    same = _pair("pass", [1.0] * 8, [1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.0])
+    verdict, times = _pooled([slow, also_slow], 0.05, maximize=False)
+    assert (verdict.state, verdict.blocks, len(times.a)) == ("regression", 16, 16)
+    assert 1.25 <= verdict.ratio <= 1.3
+    verdict, _ = _pooled([slow, same], 0.05, maximize=False)
+    assert verdict.state == "inconclusive"
+    assert not verdict.faster
