@@ -18,7 +18,8 @@
    blocks of both pairs are then judged together for the reported ratio. Otherwise the verdict is
    inconclusive, and the report gives both pairs' ratios.
 4. **Verdict** (:func:`~pytest_autotune.timing.paired.judge`): the Hodges-Lehmann ratio B/A with its
-   interval. ``regression`` (the interval lies above ``1 + compare_tolerance``) fails the test;
+   interval. ``regression`` (the interval lies above ``1 + compare_tolerance``) fails the test
+   (a warning under ``--autotune-check=warn``, nothing under ``off``);
    ``inconclusive`` is a warning unless ``--autotune-compare-strict``; ``pass`` passes.
 """
 
@@ -40,12 +41,13 @@ from pytest_autotune.plugin.results import AutotuneResult
 from pytest_autotune.plugin.worker_protocol import ENV_VAR, SideSetup
 from pytest_autotune.timing.measure import Stats
 from pytest_autotune.timing.paired import PairedVerdict, judge
-from pytest_autotune.warning_types import AutotuneInconclusiveWarning
+from pytest_autotune.warning_types import AutotuneInconclusiveWarning, AutotuneRegressionWarning
 
 if TYPE_CHECKING:
     from pytest_autotune.plugin.options import Settings
     from pytest_autotune.plugin.planning import ItemPlan
     from pytest_autotune.plugin.session import AutotuneSession
+    from pytest_autotune.policy import Policy
 
 __all__ = ["CompareContext", "compare_context", "compare_item"]
 
@@ -231,7 +233,7 @@ def compare_item(
             outcome.failure = f"cannot run the working tree's test: {exc}"
             return outcome.as_tuple()
         outcome.result.config = dict(pairs[-1].setups[1].config)
-    return _judged(outcome, context, pairs, time.monotonic() - started, settings, policy.maximize).as_tuple()
+    return _judged(outcome, context, pairs, time.monotonic() - started, settings, policy).as_tuple()
 
 
 def _judged(
@@ -240,9 +242,9 @@ def _judged(
     pairs: list[PairRun],
     seconds: float,
     settings: Settings,
-    maximize: bool,
+    policy: Policy,
 ) -> _Outcome:
-    result, first = outcome.result, pairs[0]
+    result, first, maximize = outcome.result, pairs[0], policy.maximize
     verdict, times = (
         (first.verdict, first.times) if len(pairs) == 1 else _pooled(pairs, first.verdict.tolerance, maximize)
     )
@@ -279,7 +281,10 @@ def _judged(
             "  expected? accept it with a larger tolerance: @tunable(compare_tolerance=...) or "
             "--autotune-compare-tolerance"
         )
-        outcome.failure = f"performance regression: {result.message}"
+        if policy.check == "fail":
+            outcome.failure = f"performance regression: {result.message}"
+        elif policy.check == "warn":
+            warnings.warn(AutotuneRegressionWarning(f"{result.nodeid}: {result.message}"), stacklevel=2)
     elif state == "inconclusive":
         unconfirmed = (
             f"; a fresh pair of workers did not confirm the first pair's regression "
