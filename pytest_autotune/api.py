@@ -126,8 +126,9 @@ def tunable(**declaration: Any) -> Callable[[F], F]:
     or the name of an ``autotune.metric``; ``autotune.record`` values are then samples of it too),
     ``maximize``, ``tolerance`` (0.1 or ``"10%"``), ``noise_k``, ``floor`` (seconds or ``"2us"``),
     ``finalists``, ``check``, ``missing``, ``repeat``, ``warmup``, ``isolate`` (``"auto"``,
-    ``"process"``, ``"none"``), ``trial_timeout`` (seconds or ``"90s"``, ``"off"``) and
-    ``worker_memory`` (``"1GiB"``, ``"off"``)."""
+    ``"process"``, ``"none"``), ``trial_timeout`` (seconds or ``"90s"``, ``"off"``), ``worker_memory``
+    (``"1GiB"``, ``"off"``) and ``compare_tolerance`` (0.05 or ``"5%"``: the slowdown over the
+    reference that ``--autotune-compare`` accepts)."""
     from pytest_autotune.space.params import Param
 
     order: list[str] = []  # parameter names in keyword order

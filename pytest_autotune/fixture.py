@@ -77,6 +77,7 @@ class Autotune:
         self._times: list[float] = []
         self._metrics = RunMetrics()
         self._repeat_default = MEASURE_REPEAT
+        self._warmup_default: int | None = None
 
     @property
     def timer(self) -> Timer:
@@ -125,7 +126,10 @@ class Autotune:
         With the default objective ``"time"`` each timed call is one sample of the objective; with
         another objective the timings are only kept in :attr:`timing`.
         """
-        warmup = self.policy.warmup if warmup is None else warmup
+        if warmup is None:
+            run_default = self._warmup_default  # a mode's choice: the test's own setting wins
+            set_by_test = "warmup" in self.policy.explicit
+            warmup = self.policy.warmup if set_by_test or run_default is None else run_default
         if repeat is None:
             repeat = self.policy.repeat or self._repeat_default
         if warmup < 0 or repeat < 1:
@@ -243,13 +247,17 @@ class Autotune:
             raise BackendError(f"{self.nodeid}: autotune.build: {exc}; {_builders_hint()}") from exc
 
     # -- used by the plugin ---------------------------------------------------------------------------
-    def begin_run(self, config: Mapping[str, Any], *, repeat_default: int) -> None:
-        """Prepare one call of the test body with ``config``."""
+    def begin_run(
+        self, config: Mapping[str, Any], *, repeat_default: int, warmup_default: int | None = None
+    ) -> None:
+        """Prepare one call of the test body with ``config``; ``warmup_default`` (None: the policy's)
+        replaces the policy's warm-up calls unless the test set them."""
         self._config = dict(config)
         self._samples = []
         self._times = []
         self._metrics = RunMetrics()
         self._repeat_default = repeat_default
+        self._warmup_default = warmup_default
         self.timing = None
 
     def end_run(self) -> list[float]:

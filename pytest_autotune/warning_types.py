@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "AutotuneInconclusiveWarning",
     "AutotuneNoMeasurementWarning",
     "AutotuneRegressionWarning",
     "AutotuneSharedFixtureWarning",
@@ -29,3 +30,7 @@ class AutotuneSharedFixtureWarning(AutotuneWarning):
 
 class AutotuneTransferWarning(AutotuneWarning):
     """A warm-start source (another device's or parametrization's history) was skipped or ignored."""
+
+
+class AutotuneInconclusiveWarning(AutotuneWarning):
+    """``--autotune-compare`` could not decide within its time cap whether the change is slower."""

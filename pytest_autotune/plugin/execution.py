@@ -228,10 +228,18 @@ def _check(
 
 
 def run_item(session: AutotuneSession, item: pytest.Function, plan: ItemPlan, autotune: Autotune) -> None:
-    """Tune or check ``item``; attach the result; fail the test when the policy says so."""
+    """Tune, check or compare ``item``; attach the result; fail (or skip) the test when the policy says so."""
     import pytest
 
-    result, failure = (_tune if plan.tune else _check)(session, item, plan, autotune)
+    skip = None
+    if session.compare is not None:
+        from pytest_autotune.plugin.compare_mode import compare_item
+
+        result, failure, skip = compare_item(session, item, plan)
+    else:
+        result, failure = (_tune if plan.tune else _check)(session, item, plan, autotune)
     item.user_properties.append((PROPERTY, result.to_json()))
+    if skip is not None:
+        pytest.skip(skip)
     if failure is not None:
         pytest.fail(failure, pytrace=False)

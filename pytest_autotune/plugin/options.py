@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pytest_autotune.plugin.progress import DEFAULT_PROGRESS_EVERY, ProgressEvery
-from pytest_autotune.policy import DEFAULT_POLICY, PolicyError, parse_tolerance_spec
+from pytest_autotune.policy import COMPARE_TOLERANCE, DEFAULT_POLICY, PolicyError, parse_tolerance_spec
 from pytest_autotune.timing.regression import TIME_FLOOR, TOLERANCE
 from pytest_autotune.tuning.validation import validate_policy
-from pytest_autotune.values import format_seconds, parse_bool
+from pytest_autotune.values import format_seconds, is_number_text, parse_bool, parse_duration
 
 if TYPE_CHECKING:
     import pytest
@@ -36,6 +36,8 @@ __all__ = [
 ]
 
 Mode = Literal["check", "all", "missing"]
+#: Default of ``--autotune-compare-max-time`` (seconds per test).
+DEFAULT_COMPARE_MAX_TIME: Final = 20.0
 #: Values of ``--autotune=MODE``.
 MODES: Final = ("all", "missing")
 
@@ -187,6 +189,38 @@ OPTIONS: Final[tuple[Option, ...]] = (
         "more autotune.json files (comma-separated) whose histories warm-start tuning; read only",
         metavar="PATH",
     ),
+    Option(
+        "compare",
+        "instead of checking against stored baselines, run each selected tunable test as it is at "
+        "the git commit REF (origin/main, HEAD, a sha) and as it is in the working tree, side by side "
+        "on this device, and fail when the working tree is confidently slower beyond "
+        "--autotune-compare-tolerance",
+        metavar="REF",
+    ),
+    Option(
+        "compare-tolerance",
+        f"slowdown of the working tree over REF that --autotune-compare accepts (default "
+        f"{COMPARE_TOLERANCE:.0%}%)",
+        metavar="PERCENT",
+        policy_key="compare_tolerance",
+    ),
+    Option(
+        "compare-max-time",
+        f"longest a comparison of one test measures before it reports inconclusive, in seconds or a "
+        f"duration (default {DEFAULT_COMPARE_MAX_TIME:g}s; a decided comparison stops earlier)",
+        metavar="SECONDS",
+    ),
+    Option(
+        "compare-strict",
+        "an inconclusive comparison fails the test (default: a warning)",
+        kind="flag",
+    ),
+    Option(
+        "report-md",
+        "write a Markdown summary of this run (checks, comparisons, tuning) to PATH, e.g. "
+        "$GITHUB_STEP_SUMMARY (appended to when the file exists)",
+        metavar="PATH",
+    ),
 )
 
 
@@ -273,6 +307,10 @@ class Settings:
     progress_every: ProgressEvery = DEFAULT_PROGRESS_EVERY
     transfer: bool = True
     transfer_from: tuple[Path, ...] = ()
+    compare_ref: str | None = None
+    compare_max_time: float = DEFAULT_COMPARE_MAX_TIME
+    compare_strict: bool = False
+    report_md: Path | None = None
 
     @property
     def tuning(self) -> bool:
@@ -287,6 +325,8 @@ class Settings:
             return "tune missing"
         if self.update_baseline:
             return "update baselines"
+        if self.compare_ref is not None:
+            return f"compare with {self.compare_ref}"
         return f"check ({self.policy_layer.get('check', 'fail')})"
 
 
@@ -384,10 +424,12 @@ def resolve(config: pytest.Config) -> Settings:
         elif option.name == "transfer-from":
             parts = [part.strip() for part in str(value).split(",") if part.strip()]
             values["transfer-from"] = tuple((base / Path(part).expanduser()).resolve() for part in parts)
-        elif option.name in ("cache", "json"):
+        elif option.name in ("cache", "json", "report-md"):
             values[option.name] = (base / Path(str(value)).expanduser()).resolve()
-            if option.name == "json":
-                _writable_file(values["json"], source)
+            if option.name != "cache":
+                _writable_file(values[option.name], source)
+        elif option.name == "compare-max-time":
+            values[option.name] = _positive_seconds(value, source)
         elif option.name == "report":
             values["report"] = _report_dir((base / Path(str(value)).expanduser()).resolve(), source)
         elif option.name == "progress":
@@ -410,9 +452,31 @@ def resolve(config: pytest.Config) -> Settings:
         progress_every=values.get("progress", DEFAULT_PROGRESS_EVERY),
         transfer=values.get("transfer", True),
         transfer_from=values.get("transfer-from", ()),
+        compare_ref=values.get("compare"),
+        compare_max_time=values.get("compare-max-time", DEFAULT_COMPARE_MAX_TIME),
+        compare_strict=values.get("compare-strict", False),
+        report_md=values.get("report-md"),
     )
     if settings.tuning and settings.update_baseline:
         raise PolicyError(
             "--autotune and --autotune-update-baseline cannot be combined: tuning measures baselines"
         )
+    if settings.compare_ref is not None and (settings.tuning or settings.update_baseline):
+        other = "--autotune" if settings.tuning else "--autotune-update-baseline"
+        raise PolicyError(
+            f"--autotune-compare and {other} cannot be combined: a comparison measures the committed "
+            "configurations of two trees and writes nothing; tune or refresh baselines in a separate run"
+        )
     return settings
+
+
+def _positive_seconds(value: Any, source: str) -> float:
+    """Seconds from ``20``, ``"20"``, ``"90s"`` or ``"2min"``; a usage error naming ``source`` else."""
+    text = str(value).strip()
+    try:
+        seconds = float(text) if is_number_text(text) else parse_duration(text)
+    except ValueError as exc:
+        raise PolicyError(f"{source}: {exc}") from exc
+    if not seconds > 0:
+        raise PolicyError(f"{source}: {text!r} is not a positive duration")
+    return seconds

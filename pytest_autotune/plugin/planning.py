@@ -67,9 +67,10 @@ class ItemPlan:
 
     warm: WarmStart | None = None
 
-    def for_trial_worker(self) -> ItemPlan:
-        """The plan in a trial worker: the body runs tuning trials (``autotune.tuning`` is True)."""
-        return replace(self, tune=True, shared_by=1, warm=None)
+    def for_trial_worker(self, role: str = "trial") -> ItemPlan:
+        """The plan in a worker: the body runs tuning trials (``autotune.tuning`` is True), or one
+        side of a comparison (role ``compare``: a check, ``autotune.tuning`` is False)."""
+        return replace(self, tune=role == "trial", shared_by=1, warm=None)
 
 
 def _marker_layers(item: pytest.Item) -> list[dict[str, Any]]:

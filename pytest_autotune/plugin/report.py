@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_autotune.outcome import LABELS
+from pytest_autotune.plugin.compare_report import json_detail, json_fields, write_compare_section
 from pytest_autotune.plugin.results import AutotuneResult
 from pytest_autotune.plugin.summary_text import format_value, metrics_text, tuned_time_text
 
@@ -185,7 +186,9 @@ def _regressions_section(tr: pytest.TerminalReporter, results: list[AutotuneResu
 
 def write_summary(tr: pytest.TerminalReporter, controller: Controller) -> None:
     """Write the autotune sections of the terminal summary."""
-    results, unused = controller.results, controller.unused
+    compared = [r for r in controller.results if r.mode == "compare"]
+    results = [r for r in controller.results if r.mode != "compare"]
+    unused = controller.unused
     devices = sorted({r.device for r in results} | set(unused))
     outcome, settings = controller.outcome, controller.session.settings
     if outcome.json_error:
@@ -195,6 +198,7 @@ def write_summary(tr: pytest.TerminalReporter, controller: Controller) -> None:
         tr.write_line(
             f"autotune: {outcome.report_error or f'report: {outcome.report}'}", red=failed, bold=failed
         )
+    write_compare_section(tr, compared)
     if not devices and not outcome.error and not outcome.prune_refused:
         return
     for device in devices:
@@ -230,6 +234,14 @@ def _benchmark(result: AutotuneResult) -> dict[str, Any]:
             **({"autotune_isolation": result.isolation} if result.isolation else {}),
             **(result.metrics or {}),  # as pytest-benchmark users write benchmark.extra_info[name]
             **({"autotune_pruned": result.pruned} if result.pruned else {}),
+            **(
+                {
+                    "autotune_compare": json_fields(result.compare),
+                    "autotune_compare_detail": json_detail(result.compare),
+                }
+                if result.compare
+                else {}
+            ),
         },
         "options": {"timer": "pytest-autotune", "disable_gc": False, "min_rounds": stats.get("rounds", 0)},
         "stats": {
