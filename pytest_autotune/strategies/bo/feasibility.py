@@ -37,7 +37,8 @@ class FeasibilityModel:
     """Random-forest feasibility classifier(s) over the trials so far.
 
     ``min_per_label``: a failure label gets its own forest once it has that
-    many examples (and another failure label exists); ``trees``: forest size;
+    many examples (and another failure label exists; ``None``: one forest
+    for all failures, as in BaCO); ``trees``: forest size;
     ``balanced``: weight classes inversely to their frequency;
     ``max_features``: features tried per split (scikit-learn's meaning).
     """
@@ -47,7 +48,7 @@ class FeasibilityModel:
         *,
         rng: np.random.Generator,
         trees: int = 32,
-        min_per_label: int = 5,
+        min_per_label: int | None = 5,
         balanced: bool = True,
         max_features: float | str | None = None,
     ) -> None:
@@ -67,6 +68,8 @@ class FeasibilityModel:
         counts: Counter[Label] = Counter(label for label in labels if label != "ok")
         if not counts:
             return []
+        if self.min_per_label is None:
+            return [frozenset(counts)]
         own = {label for label, n in counts.items() if n >= self.min_per_label}
         if len(counts) < 2 or not own:
             return [frozenset(counts)]

@@ -20,6 +20,7 @@ __all__ = ["BOOptions", "PermutationDistance", "PriorKind"]
 PriorKind = Literal["gamma", "dim", "off"]
 PermutationDistance = Literal["spearman", "kendall", "hamming", "categorical"]
 FeasibilityKind = Literal["rf", "off"]
+FailureHandling = Literal["model", "single_model", "worst", "skip"]
 KernelKind = Literal["matern", "matern+additive"]
 
 
@@ -49,7 +50,16 @@ class BOOptions:
     """Knobs of :class:`~pytest_autotune.strategies.bo.BayesianOptimization`.
 
     * ``feasibility``: ``"rf"`` learns hidden constraints with random forests;
-      ``"off"`` gives failures the worst observed value instead (ablation).
+      ``"off"`` gives failures the worst observed value instead (ablation;
+      the same as ``failures="worst"``).
+    * ``failures``: what failed trials teach (the ablation of
+      ``benchmarks/ablations.py``): ``"model"`` (default) a feasibility forest
+      per failure label with enough examples, combined by the minimum
+      (tuning-knob search), times EI; ``"single_model"`` one forest for all
+      failures (BaCO); ``"worst"`` no feasibility model, failures join the
+      GP's data at the worst value seen so far; ``"skip"`` no feasibility
+      model and failures never reach the GP: nothing is learnt from them
+      (they are still never proposed again).
     * ``feasibility_threshold``: largest minimum probability of feasibility
       drawn per suggestion (BaCO's random threshold; 0 is always possible).
     * ``kernel``: ``"matern"`` (Matern-5/2 over BaCO's mixed distance) or
@@ -106,6 +116,7 @@ class BOOptions:
     """
 
     feasibility: FeasibilityKind = "rf"
+    failures: FailureHandling = "model"
     feasibility_threshold: float = 0.9
     kernel: KernelKind = "matern+additive"
     additive_scale: float = 1.5
@@ -127,6 +138,18 @@ class BOOptions:
     fit_restarts: int = 1
     threads: int = 1
 
+    def __post_init__(self) -> None:
+        if self.feasibility == "off" and self.failures not in ("model", "worst"):
+            raise ValueError(
+                f"bo options feasibility='off' and failures={self.failures!r} contradict each other "
+                "(feasibility='off' means failures='worst')"
+            )
+
+    @property
+    def failure_handling(self) -> FailureHandling:
+        """``failures``, with the older spelling ``feasibility="off"`` read as ``"worst"``."""
+        return "worst" if self.feasibility == "off" else self.failures
+
     @classmethod
     def parse(cls, options: Mapping[str, Any]) -> BOOptions:
         """Validate and coerce ``options`` (values may be strings); unknown names raise ``TypeError``."""
@@ -136,6 +159,7 @@ class BOOptions:
             raise TypeError(f"BayesianOptimization: unknown options {unknown}; known: {sorted(known)}")
         parsers: dict[str, Callable[[object], object]] = {
             "feasibility": lambda v: _as_choice("feasibility", v, ("rf", "off")),
+            "failures": lambda v: _as_choice("failures", v, ("model", "single_model", "worst", "skip")),
             "feasibility_threshold": lambda v: _as_float("feasibility_threshold", v, lo=0.0, hi=1.0),
             "kernel": lambda v: _as_choice("kernel", v, ("matern", "matern+additive")),
             "additive_scale": lambda v: _as_float("additive_scale", v, lo=1e-3, hi=100.0),
@@ -161,4 +185,15 @@ class BOOptions:
             "fit_restarts": lambda v: _as_int("fit_restarts", v, minimum=0),
             "threads": lambda v: _as_int("threads", v, minimum=0),
         }
-        return cls(**{name: parsers[name](value) for name, value in options.items()})  # type: ignore[arg-type]
+        parsed = {name: parsers[name](value) for name, value in options.items()}
+        if parsed.get("feasibility") == "off" and parsed.get("failures", "worst") != "worst":
+            raise ValueError(
+                f"bo options feasibility='off' and failures={parsed['failures']!r} contradict each other "
+                "(feasibility='off' means failures='worst')"
+            )
+        if parsed.get("feasibility") == "rf" and parsed.get("failures") in ("worst", "skip"):
+            raise ValueError(
+                f"bo options feasibility='rf' and failures={parsed['failures']!r} contradict each other "
+                "(no feasibility model learns from failures handled that way)"
+            )
+        return cls(**parsed)  # type: ignore[arg-type]

@@ -83,9 +83,10 @@ class BayesianOptimization(Strategy):
             additive_scale=self.options.additive_scale,
             interaction_scale=self.options.interaction_scale,
         )
-        self.feasibility: FeasibilityModel | None = (
-            FeasibilityModel(rng=rng) if self.options.feasibility == "rf" else None
-        )
+        handling = self.options.failure_handling
+        self.feasibility: FeasibilityModel | None = None
+        if handling in ("model", "single_model"):
+            self.feasibility = FeasibilityModel(rng=rng, min_per_label=5 if handling == "model" else None)
         self.optimizer = AcquisitionOptimizer(
             space,
             rng,
@@ -175,7 +176,7 @@ class BayesianOptimization(Strategy):
         features = np.asarray(self._features)
         feasible = np.array([label == "ok" for label in self._labels])
         values = np.array([v if v is not None else np.nan for v in self._values], dtype=np.float64)
-        if self.feasibility is None:
+        if self.options.failure_handling == "worst":
             worst = float(np.max(values[feasible]))
             return features, np.where(feasible, values, worst)
         return features[feasible], values[feasible]
