@@ -20,7 +20,11 @@ once per session. ``--autotune-transfer=off`` turns all of it off.
 
 A warm-started run may stop early (:func:`warm_abort`): once the sources' design and
 :data:`MIN_AFTER_DESIGN` more trials ran, it stops when the last :data:`STALL_WINDOW` trials improved
-the best by less than :data:`STALL_GAIN`.
+the best by less than :data:`STALL_GAIN`. Measured by replaying the example kernels' recorded
+landscapes (``benchmarks/data/pocl-*``; each machine a target, the other machines' shipped histories
+its sources; 2 seeds, 32 runs): this rule stopped after 37 evaluations on average and reached 0.976 of
+the optimum, plain ``bo`` 0.982 after 100; 3 runs ended more than 0.02 below plain ``bo``. Stopping
+after 20 more trials and a window of 15 took 27 evaluations and reached 0.967, with 5 such runs.
 """
 
 from __future__ import annotations
@@ -65,9 +69,9 @@ __all__ = [
 ]
 
 #: Trials a warm-started run makes after the sources' design before it may stop early.
-MIN_AFTER_DESIGN: Final = 20
+MIN_AFTER_DESIGN: Final = 30
 #: Trials over which a warm-started run must gain :data:`STALL_GAIN` to go on.
-STALL_WINDOW: Final = 15
+STALL_WINDOW: Final = 20
 #: The relative gain over :data:`STALL_WINDOW` trials below which a warm-started run stops.
 STALL_GAIN: Final = 0.05
 
