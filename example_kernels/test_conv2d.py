@@ -2,8 +2,8 @@
 
 The default is the direct kernel: one output per work-item in 16 x 16 work-groups, input and filter
 read from global memory. Large work-groups with several outputs per work-item need more local
-memory for the input tile than the device has, or more work-items than its maximum: hidden
-constraints left to the tuner.
+memory for the input tile than the device has, or more work-items than its maximum: the geometry
+declares both, so tuning leaves those configurations out on each device.
 """
 
 from __future__ import annotations
@@ -15,12 +15,21 @@ import numpy as np
 import pyopencl as cl
 from numpy.lib.stride_tricks import sliding_window_view
 
-from pytest_autotune import Bool, Pow2, Set, tunable
+from pytest_autotune import Bool, Geometry, Pow2, Set, tunable
 
 SOURCE = (Path(__file__).parent / "conv2d.cl").read_text()
 WIDTH = HEIGHT = 1024
 F = 7  # filter size
 EPS32 = 2.0**-24  # unit roundoff of float32
+# BX x BY work-groups, each work-item computing TX x TY outputs; with LOCAL the work-group stages its
+# input tile and halo, (BY*TY + F-1) x (BX*TX + F-1) floats, in local memory.
+GEOMETRY = Geometry(
+    problem_size=(WIDTH, HEIGHT),
+    block_size_names=["BX", "BY"],
+    grid_div_x=["BX", "TX"],
+    grid_div_y=["BY", "TY"],
+    local_memory=lambda p: 4 * (p["BY"] * p["TY"] + F - 1) * (p["BX"] * p["TX"] + F - 1) if p["LOCAL"] else 0,
+)
 
 
 def correlate(image: np.ndarray, filt: np.ndarray) -> np.ndarray:
@@ -53,18 +62,17 @@ def make_problem() -> dict[str, np.ndarray]:
     TY=Set(1, 2, 4, 8, where=lambda BY, TY: HEIGHT % (BY * TY) == 0, default=1),  # outputs per item, y
     LOCAL=Bool(default=False),  # stage the input tile (with halo) in local memory
     CONST_FILTER=Bool(default=False),  # filter in __constant memory
+    geometry=GEOMETRY,
 )
 def test_conv2d(autotune, cl_queue):
     problem = make_problem()
-    cfg = autotune.config
     ctx = cl_queue.context
-    conv = autotune.build(ctx, SOURCE, defines={**cfg, "F": F})
+    conv = autotune.build(ctx, SOURCE, defines={**autotune.config, "F": F})
     mf = cl.mem_flags
     image = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=problem["image"])
     filt = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=problem["filter"])
     out = cl.Buffer(ctx, mf.WRITE_ONLY, WIDTH * HEIGHT * 4)
-    global_size = (WIDTH // cfg["TX"], HEIGHT // cfg["TY"])
-    local_size = (cfg["BX"], cfg["BY"])
+    global_size, local_size = autotune.launch  # (WIDTH // TX, HEIGHT // TY), (BX, BY)
     sizes = np.int32(WIDTH), np.int32(HEIGHT)
     autotune.measure(lambda: conv(cl_queue, global_size, local_size, image, filt, out, *sizes))
     result = np.empty((HEIGHT, WIDTH), dtype=np.float32)

@@ -13,11 +13,20 @@ from pathlib import Path
 import numpy as np
 import pyopencl as cl
 
-from pytest_autotune import Bool, Pow2, Set, constraint, tunable
+from pytest_autotune import Bool, Geometry, Pow2, Set, constraint, tunable
 
 SOURCE = (Path(__file__).parent / "gemm.cl").read_text()
 M = N = K = 512
 EPS32 = 2.0**-24  # unit roundoff of float32
+# Work-groups of NDIMC x MDIMC work-items, each computing an NWG x MWG tile of C; SA and SB stage
+# KWG x MWG and KWG x NWG floats of A and B in local memory.
+GEOMETRY = Geometry(
+    problem_size=(N, M),
+    block_size_names=["NDIMC", "MDIMC"],
+    grid_div_x=["NWG"],
+    grid_div_y=["MWG"],
+    local_memory=lambda p: 4 * p["KWG"] * (p["MWG"] * p["SA"] + p["NWG"] * p["SB"]),
+)
 
 
 @functools.cache
@@ -52,21 +61,20 @@ def make_problem() -> dict[str, np.ndarray]:
     SB=Bool(default=False),  # stage B in local memory
     STRM=Bool(default=True),  # strided (True) or contiguous rows per work-item
     STRN=Bool(default=True),  # strided (True) or contiguous columns per work-item
+    geometry=GEOMETRY,
 )
 # The unrolled inner block (register tile x K unroll) stays within 512 multiply-adds: beyond that the
 # accumulators spill and PoCL's build of a single variant takes several seconds.
 @constraint(lambda MWG, MDIMC, NWG, NDIMC, KWI: (MWG // MDIMC) * (NWG // NDIMC) * KWI <= 512)
 def test_gemm(autotune, cl_queue):
     problem = make_problem()
-    cfg = autotune.config
     ctx = cl_queue.context
-    gemm = autotune.build(ctx, SOURCE, defines=cfg)
+    gemm = autotune.build(ctx, SOURCE)
     mf = cl.mem_flags
     a_t = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=problem["AT"])
     b = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=problem["B"])
     c = cl.Buffer(ctx, mf.WRITE_ONLY, M * N * 4)
-    global_size = (N // cfg["NWG"] * cfg["NDIMC"], M // cfg["MWG"] * cfg["MDIMC"])
-    local_size = (cfg["NDIMC"], cfg["MDIMC"])
+    global_size, local_size = autotune.launch  # (N // NWG * NDIMC, M // MWG * MDIMC), (NDIMC, MDIMC)
     sizes = np.int32(M), np.int32(N), np.int32(K)
     autotune.measure(lambda: gemm(cl_queue, global_size, local_size, *sizes, a_t, b, c))
     result = np.empty((M, N), dtype=np.float32)

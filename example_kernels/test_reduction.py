@@ -19,10 +19,14 @@ from pathlib import Path
 import numpy as np
 import pyopencl as cl
 
-from pytest_autotune import Bool, Pow2, Set, tunable
+from pytest_autotune import Bool, Geometry, Pow2, Set, tunable
 
 SOURCE = (Path(__file__).parent / "reduction.cl").read_text()
 N = 1 << 24
+# Work-groups of WG work-items, each summing EPT elements; the tree uses WG floats of local memory.
+GEOMETRY = Geometry(
+    problem_size=N, block_size_names=["WG"], grid_div_x=["WG", "EPT"], local_memory=lambda p: 4 * p["WG"]
+)
 
 
 @functools.cache
@@ -38,7 +42,7 @@ def make_problem() -> dict[str, object]:
 
 
 @tunable(
-    # Work-group size: 8192 exceeds the device's maximum (4096 here) and is left to the tuner.
+    # Work-group size: 8192 exceeds the device's maximum (4096 here) and is left out before tuning.
     WG=Pow2(1, 8192, default=256),
     EPT=Pow2(1, 256, where=lambda WG, EPT: (N // 2) % (WG * EPT) == 0, default=1),  # elements per item
     VW=Set(1, 2, 4, 8, where=lambda EPT, VW: EPT % VW == 0, default=1),  # vector width of the loads
@@ -48,17 +52,18 @@ def make_problem() -> dict[str, object]:
     # placement, the host's other tenants in the shared L3), beyond what one process's spread shows;
     # a 30% tolerance keeps the regression gate from failing unchanged code.
     tolerance="30%",
+    geometry=GEOMETRY,
 )
 def test_reduction(autotune, cl_queue):
     problem = make_problem()
-    cfg = autotune.config
     ctx = cl_queue.context
-    reduce = autotune.build(ctx, SOURCE, defines=cfg)
-    groups = N // (cfg["WG"] * cfg["EPT"])
+    reduce = autotune.build(ctx, SOURCE)
+    global_size, local_size = autotune.launch  # (groups * WG,), (WG,)
+    groups = autotune.launch.grid[0]  # N // (WG * EPT)
     mf = cl.mem_flags
     x = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=problem["x"])
     partial = cl.Buffer(ctx, mf.WRITE_ONLY, groups * 4)
-    autotune.measure(lambda: reduce(cl_queue, (groups * cfg["WG"],), (cfg["WG"],), x, partial))
+    autotune.measure(lambda: reduce(cl_queue, global_size, local_size, x, partial))
     sums = np.empty(groups, dtype=np.float32)
     cl.enqueue_copy(cl_queue, sums, partial)
     assert int(sums.astype(np.int64).sum()) == problem["sum"]

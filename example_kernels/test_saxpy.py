@@ -17,12 +17,14 @@ from pathlib import Path
 import numpy as np
 import pyopencl as cl
 
-from pytest_autotune import Bool, Interval, Pow2, Set, tunable
+from pytest_autotune import Bool, Geometry, Interval, Pow2, Set, tunable
 
 SOURCE = (Path(__file__).parent / "saxpy.cl").read_text()
 N = 1 << 24
 A = np.float32(2.5)
 EPS32 = 2.0**-24  # unit roundoff of float32
+# Kernel Tuner's launch semantics: N elements, work-groups of LS work-items, each doing WPT of them.
+GEOMETRY = Geometry(problem_size=N, block_size_names=["LS"], grid_div_x=["WPT", "LS"])
 
 
 @functools.cache
@@ -44,8 +46,8 @@ def make_problem() -> dict[str, np.ndarray]:
 
 @tunable(
     WPT=Interval(1, 64, where=lambda WPT: N % WPT == 0, default=1),  # elements per work-item
-    # Work-group size: values above the device's maximum (4096 here) fail at launch and are
-    # left to the tuner as a hidden constraint.
+    # Work-group size: values above the device's maximum (4096 here) are left out before tuning
+    # (the geometry says LS is the work-group size).
     LS=Pow2(1, 8192, where=lambda WPT, LS: (N // WPT) % LS == 0, default=64),
     VW=Set(1, 2, 4, 8, where=lambda WPT, VW: WPT % VW == 0, default=1),  # vector width
     STRIDED=Bool(default=False),  # GPU-style interleaved (True) or contiguous (False) chunks
@@ -53,17 +55,18 @@ def make_problem() -> dict[str, np.ndarray]:
     # placement, the host's other tenants in the shared L3), beyond what one process's spread shows;
     # a 30% tolerance keeps the regression gate from failing unchanged code.
     tolerance="30%",
+    geometry=GEOMETRY,
 )
 def test_saxpy(autotune, cl_queue):
     problem = make_problem()
-    cfg = autotune.config
     ctx = cl_queue.context
-    saxpy = autotune.build(ctx, SOURCE, defines=cfg)
+    saxpy = autotune.build(ctx, SOURCE)  # the configuration as #define lines, cached per configuration
     mf = cl.mem_flags
     x = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=problem["x"])
     y = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=problem["y"])
     z = cl.Buffer(ctx, mf.WRITE_ONLY, N * 4)
-    autotune.measure(lambda: saxpy(cl_queue, (N // cfg["WPT"],), (cfg["LS"],), A, x, y, z))
+    global_size, local_size = autotune.launch  # (N // WPT,), (LS,)
+    autotune.measure(lambda: saxpy(cl_queue, global_size, local_size, A, x, y, z))
     result = np.empty(N, dtype=np.float32)
     cl.enqueue_copy(cl_queue, result, z)
     assert np.all(np.abs(result - problem["reference"]) <= problem["bound"])

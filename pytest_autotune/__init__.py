@@ -32,6 +32,9 @@ _EXPORTS: dict[str, str] = {
     "Real": "pytest_autotune.space.params",
     "Permutation": "pytest_autotune.space.params",
     "build_space": "pytest_autotune.space",
+    # launch geometry (Kernel Tuner's problem_size / grid_div / block_size_names)
+    "Geometry": "pytest_autotune.backends.geometry",
+    "LaunchSizes": "pytest_autotune.backends.geometry",
     "Space": "pytest_autotune.space.base",
     "SpaceError": "pytest_autotune.space.errors",
     "ConstraintError": "pytest_autotune.space.errors",
@@ -60,7 +63,9 @@ __all__ = [
     "EmptySpaceError",
     "Evaluations",
     "Fraction",
+    "Geometry",
     "Interval",
+    "LaunchSizes",
     "Outcome",
     "Permutation",
     "Pow2",
@@ -84,6 +89,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from pytest_autotune.api import constraint, tunable
+    from pytest_autotune.backends.geometry import Geometry, LaunchSizes
     from pytest_autotune.fixture import Autotune
     from pytest_autotune.outcome import Outcome
     from pytest_autotune.replay import Replay

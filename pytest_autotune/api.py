@@ -5,6 +5,13 @@ wrong declaration fails collection with the test and the parameter named. ``@con
 stacked above or below ``@tunable``. Both attach a :class:`TunableSpec` to the function itself (the
 function is returned unchanged, so pytest's fixture introspection and parametrization work as usual);
 the plugin finds it on collected items with :func:`get_spec`.
+
+Kernel Tuner's spellings are accepted as they are: a plain list of values is a :class:`Set`
+(``block_size_x=[16, 32, 64]``, like ``tune_params``); ``restrictions=[...]`` (strings and
+callables, or one callable) and ``@constraint([...])`` take restriction lists; callables may take
+the configuration as a dict (``lambda p: p["x"] > 1``); ``block_size_names=[...]`` or
+``geometry=Geometry(...)`` declare the launch geometry, from which the device's limits prune the
+space when tuning (:mod:`pytest_autotune.backends.launch_limits`).
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from pytest_autotune.policy import POLICY_KEYS, PolicyError
 
 if TYPE_CHECKING:
+    from pytest_autotune.backends.geometry import Geometry
     from pytest_autotune.space.base import Space
     from pytest_autotune.space.declaration import ConstraintLike
     from pytest_autotune.space.params import Param
@@ -28,6 +36,14 @@ F = TypeVar("F", bound=Callable[..., Any])
 SPEC_ATTRIBUTE: Final = "__pytest_autotune__"
 #: Attribute holding constraints declared before ``@tunable`` was applied (``@constraint`` below it).
 PENDING_ATTRIBUTE: Final = "__pytest_autotune_constraints__"
+#: ``@tunable`` keywords that belong to the declaration but are neither parameters nor policy.
+DECLARATION_KEYS: Final = frozenset({"restrictions", "geometry", "block_size_names"})
+_KINDS: Final = "Interval, Pow2, Set, Categorical, Bool, Real, Permutation"
+_CONDITION_SPELLINGS: Final = (
+    "a restriction string ('BX * BY <= 1024'), a callable reading parameters by name "
+    "(lambda BX, BY: BX * BY <= 1024) or the configuration as a dict (lambda p: p['BX'] * p['BY'] <= 1024), "
+    "or a list of those"
+)
 
 
 @dataclass(frozen=True)
@@ -35,7 +51,10 @@ class TunableSpec:
     """Everything ``@tunable``/``@constraint`` declared on one test function.
 
     ``policy`` holds the validated policy keywords of ``@tunable`` (budget, strategy, ...);
-    ``space`` is built from ``params`` and ``constraints``.
+    ``space`` is built from ``params`` and ``constraints``. ``geometry`` is the launch geometry
+    (``geometry=`` or ``block_size_names=``, or Kernel Tuner's default names when some parameter is
+    called ``block_size_x/y/z``), None when the test declares none: it is not part of the space
+    (nor of its ``space_hash``); the plugin derives the device's limits from it when tuning.
     """
 
     test_name: str
@@ -43,12 +62,13 @@ class TunableSpec:
     constraints: tuple[ConstraintLike, ...]
     policy: Mapping[str, Any]
     space: Space
+    geometry: Geometry | None = None
 
     def with_constraints(self, extra: Sequence[ConstraintLike]) -> TunableSpec:
         """A copy with ``extra`` constraints first (they sit above, in source order), space rebuilt."""
         constraints = (*extra, *self.constraints)
         space = _build(self.test_name, self.params, constraints)
-        return TunableSpec(self.test_name, self.params, constraints, self.policy, space)
+        return TunableSpec(self.test_name, self.params, constraints, self.policy, space, self.geometry)
 
 
 def _test_name(fn: Callable[..., Any]) -> str:
@@ -94,30 +114,46 @@ def tunable(**declaration: Any) -> Callable[[F], F]:
     """Declare a tunable test: parameters (in keyword order) and its tuning/checking policy.
 
     Keywords whose value is a parameter kind (``Interval``, ``Pow2``, ``Set``, ``Categorical``,
-    ``Bool``, ``Real``, ``Permutation``) declare parameters; the others are policy keys: ``budget``
-    (evaluations, a ``timedelta``, a duration text such as ``"90s"`` or an abort condition),
-    ``strategy``, ``strategy_options``, ``seed``, ``objective`` (``"time"`` or the name of a value
-    given to ``autotune.record``), ``maximize``, ``tolerance`` (0.1 or ``"10%"``), ``noise_k``,
-    ``floor`` (seconds or ``"2us"``), ``finalists``, ``check``, ``missing``, ``repeat``, ``warmup``,
-    ``isolate`` (``"auto"``, ``"process"``, ``"none"``), ``trial_timeout`` (seconds or ``"90s"``,
-    ``"off"``) and ``worker_memory`` (``"1GiB"``, ``"off"``)."""
+    ``Bool``, ``Real``, ``Permutation``) or a plain list of values (a ``Set``, as in Kernel Tuner's
+    ``tune_params``: ``block_size_x=[16, 32, 64]``) declare parameters. ``restrictions`` takes
+    Kernel Tuner restrictions (a list of strings and callables, or one callable), as
+    ``@constraint`` does. ``geometry`` (a :class:`~pytest_autotune.backends.geometry.Geometry`) or
+    ``block_size_names`` (Kernel Tuner's list of work-group size parameters) say how the work-group
+    size follows from the parameters: tuning then never tries a configuration beyond the device's
+    limits, and ``autotune.launch`` gives the global and local sizes. The other keywords are policy
+    keys: ``budget`` (evaluations, a ``timedelta``, a duration text such as ``"90s"`` or an abort
+    condition), ``strategy``, ``strategy_options``, ``seed``, ``objective`` (``"time"``, the default,
+    or the name of an ``autotune.metric``; ``autotune.record`` values are then samples of it too),
+    ``maximize``, ``tolerance`` (0.1 or ``"10%"``), ``noise_k``, ``floor`` (seconds or ``"2us"``),
+    ``finalists``, ``check``, ``missing``, ``repeat``, ``warmup``, ``isolate`` (``"auto"``,
+    ``"process"``, ``"none"``), ``trial_timeout`` (seconds or ``"90s"``, ``"off"``), ``worker_memory``
+    (``"1GiB"``, ``"off"``) and ``compare_tolerance`` (0.05 or ``"5%"``: the slowdown over the
+    reference that ``--autotune-compare`` accepts)."""
     from pytest_autotune.space.params import Param
 
+    order: list[str] = []  # parameter names in keyword order
     params: dict[str, Param] = {}
+    listed: dict[str, Any] = {}  # parameters given as plain lists, made Sets when the test is known
     policy_values: dict[str, Any] = {}
+    extras: dict[str, Any] = {}
     problems: list[str] = []  # raised when the test is known, so that the message can name it
     for name, value in declaration.items():
-        if isinstance(value, Param):
-            if name in POLICY_KEYS:
-                problems.append(f"{name!r} is a policy keyword and cannot name a parameter; rename it")
-            params[name] = value
+        reserved = name in POLICY_KEYS or name in DECLARATION_KEYS
+        if isinstance(value, Param) or (_is_value_list(value) and not reserved):
+            if reserved:
+                kind = "policy" if name in POLICY_KEYS else "declaration"
+                problems.append(f"{name!r} is a {kind} keyword and cannot name a parameter; rename it")
+            order.append(name)
+            if isinstance(value, Param):
+                params[name] = value
+            else:
+                listed[name] = value
+        elif name in DECLARATION_KEYS:
+            extras[name] = value
         elif name in POLICY_KEYS:
             policy_values[name] = value
         else:
-            problems.append(
-                f"keyword {name}={value!r} is neither a parameter kind (Interval, Pow2, Set, "
-                f"Categorical, Bool, Real, Permutation) nor a policy key ({', '.join(sorted(POLICY_KEYS))})"
-            )
+            problems.append(_unknown_keyword(name, value))
 
     def decorate(fn: F) -> F:
         _check_function(fn, "@tunable")
@@ -126,30 +162,106 @@ def tunable(**declaration: Any) -> Callable[[F], F]:
             raise PolicyError(f"@tunable on {name}: {problems[0]}")
         if get_spec(fn) is not None:
             raise TypeError(f"@tunable applied twice to {name}")
-        if not params:
+        if not order:
             raise PolicyError(f"@tunable on {name}: declare at least one parameter")
+        made = {**params, **_listed_sets(name, listed)}
+        declared = {n: made[n] for n in order}
         from pytest_autotune.tuning.validation import validate_policy
 
         policy = validate_policy(policy_values, source=f"@tunable on {name}")
-        constraints = pending_constraints(fn)
-        spec = TunableSpec(name, params, constraints, policy, _build(name, params, constraints))
-        setattr(fn, SPEC_ATTRIBUTE, spec)
+        restrictions = _conditions(extras.get("restrictions", ()), f"@tunable on {name}: restrictions=")
+        constraints = (*restrictions, *pending_constraints(fn))
+        space = _build(name, declared, constraints)
+        geometry = _geometry(name, extras, tuple(declared))
+        setattr(fn, SPEC_ATTRIBUTE, TunableSpec(name, declared, constraints, policy, space, geometry))
         return fn
 
     return decorate
 
 
-def constraint(*conditions: ConstraintLike) -> Callable[[F], F]:
-    """Add configuration-level constraints (callables reading parameters by name, or restriction strings).
+def _is_value_list(value: Any) -> bool:
+    """A plain list of values (Kernel Tuner's ``tune_params`` style): list, tuple, range, numpy array."""
+    if isinstance(value, (list, tuple, range)):
+        return True
+    return type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 1
+
+
+def _unknown_keyword(name: str, value: Any) -> str:
+    """Why ``name=value`` is refused, with the spellings that are accepted."""
+    shown = repr(value) if len(repr(value)) <= 60 else f"{repr(value)[:57]}..."
+    if isinstance(value, (int, float, str)) and not isinstance(value, bool):
+        spelling = f"write {name}=[{shown}] or {name}=Set({shown}) for a parameter with this one value"
+    else:
+        spelling = f"write {name}=[v1, v2, ...] or {name}=Set(v1, v2, ...) for a parameter"
+    return (
+        f"keyword {name}={shown} is neither a parameter kind ({_KINDS}), a list of values, nor a "
+        f"policy key; {spelling}; the other keywords are {', '.join(sorted(POLICY_KEYS | DECLARATION_KEYS))}"
+    )
+
+
+def _listed_sets(test: str, listed: Mapping[str, Any]) -> dict[str, Param]:
+    """The plain lists of values as :class:`Set` parameters (errors name the test and parameter)."""
+    from pytest_autotune.space.errors import SpaceError
+    from pytest_autotune.space.params import Set
+
+    made: dict[str, Param] = {}
+    for name, values in listed.items():
+        try:
+            made[name] = Set(list(values))
+        except SpaceError as exc:
+            raise SpaceError(f"@tunable on {test}: parameter {name!r}: {exc}", parameter=name) from exc
+    return made
+
+
+def _conditions(given: Any, where: str) -> tuple[ConstraintLike, ...]:
+    """Restrictions as a tuple: one string or callable, or a list (or tuple) of them."""
+    listed = isinstance(given, list) or (
+        isinstance(given, tuple) and all(callable(i) or isinstance(i, str) for i in given)
+    )
+    items = list(given) if listed else [given]
+    for item in items:
+        if not (callable(item) or isinstance(item, str)) or isinstance(item, type):
+            raise TypeError(f"{where} {item!r} is not a condition; write {_CONDITION_SPELLINGS}")
+    return tuple(items)
+
+
+def _geometry(test: str, extras: Mapping[str, Any], names: tuple[str, ...]) -> Geometry | None:
+    """The declared launch geometry (``geometry=`` or ``block_size_names=``), checked against ``names``."""
+    from pytest_autotune.backends.geometry import DEFAULT_BLOCK_SIZE_NAMES, Geometry
+
+    given, block_names = extras.get("geometry"), extras.get("block_size_names")
+    if given is not None and block_names is not None:
+        raise PolicyError(f"@tunable on {test}: give geometry= or block_size_names=, not both")
+    if given is not None and not isinstance(given, Geometry):
+        raise PolicyError(
+            f"@tunable on {test}: geometry={given!r} is not a Geometry; write "
+            "geometry=Geometry(problem_size=N, block_size_names=['BX'], grid_div_x=['BX', 'WPT'])"
+        )
+    try:
+        if block_names is not None:
+            given = Geometry(block_size_names=block_names)
+        elif given is None:
+            if not set(DEFAULT_BLOCK_SIZE_NAMES) & set(names):
+                return None
+            given = Geometry()  # Kernel Tuner's convention: block_size_x/y/z are the work-group size
+        given.check(names)
+    except ValueError as exc:  # GeometryError is a SpaceError, a ValueError
+        raise type(exc)(f"@tunable on {test}: {exc}") from exc
+    return given
+
+
+def constraint(*given: ConstraintLike | Sequence[ConstraintLike]) -> Callable[[F], F]:
+    """Add configuration-level constraints: restriction strings, callables reading parameters by
+    name or the configuration as a dict, or lists of those (Kernel Tuner's ``restrictions``).
 
     Stack it above or below ``@tunable``; several conditions in one call and several ``@constraint``
     lines are all required.
     """
+    if not given:
+        raise TypeError(f"@constraint needs at least one condition: {_CONDITION_SPELLINGS}")
+    conditions = tuple(c for item in given for c in _conditions(item, "@constraint:"))
     if not conditions:
-        raise TypeError("@constraint needs at least one condition (a callable or a restriction string)")
-    for condition in conditions:
-        if not (callable(condition) or isinstance(condition, str)):
-            raise TypeError(f"@constraint: {condition!r} is neither a callable nor a restriction string")
+        raise TypeError(f"@constraint got an empty list; write {_CONDITION_SPELLINGS}")
 
     def decorate(fn: F) -> F:
         _check_function(fn, "@constraint")

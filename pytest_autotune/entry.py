@@ -1,9 +1,12 @@
 """One entry of ``autotune.json`` as typed, validated values: the only model of an entry.
 
 An entry (one test on one device) holds the tuned ``config``, the ``space_hash`` of the declaration
-it was tuned for, the ``baseline`` the plain runs are judged against, the ``tuning`` summary and the
-``commit_info`` it was measured at. :meth:`StoreEntry.from_json` checks every field (types, finite
-numbers, positive times, known keys) and raises :class:`DamagedEntryError` naming the entry and the
+it was tuned for, the ``baseline`` the plain runs are judged against, the ``tuning`` summary, the
+``commit_info`` it was measured at and, when the test records any, its named ``metrics``
+(``autotune.metric``: numbers by name, evaluated on the baseline's median; optional, so entries
+written before metrics existed load and are written back unchanged).
+:meth:`StoreEntry.from_json` checks every field (types, finite numbers, positive times, known
+keys) and raises :class:`DamagedEntryError` naming the entry and the
 field, so a hand-edited or merged-wrong value is a clear error and not an ``AttributeError`` or a
 silently disabled check deep inside a run. :meth:`StoreEntry.to_json` gives the JSON form back,
 key for key, so an entry read and written again yields the same bytes.
@@ -15,19 +18,32 @@ else reads attributes.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
+
+from pytest_autotune.outcome import FAILURE_LABELS, Label
 
 if TYPE_CHECKING:
     from pytest_autotune.timing.measure import Stats
 
-__all__ = ["Baseline", "DamagedEntryError", "StoreEntry", "TuningRecord"]
+__all__ = [
+    "HISTORY_VERSION",
+    "Baseline",
+    "DamagedEntryError",
+    "History",
+    "StoreEntry",
+    "TuningRecord",
+    "UnreadHistory",
+]
 
 #: The unit of time objectives: their values are durations and must be positive.
 TIME_UNIT: Final = "s"
-_ENTRY_KEYS: Final = frozenset({"config", "space_hash", "baseline", "tuning", "commit_info"})
+_ENTRY_KEYS: Final = frozenset(
+    {"config", "space_hash", "baseline", "tuning", "commit_info", "metrics", "history"}
+)
 _BASELINE_KEYS: Final = frozenset({"median", "iqr", "q1", "q3", "min", "rounds", "unit"})
 _TUNING_KEYS: Final = frozenset({"trials", "counts", "strategy", "seed", "duration"})
 _COMMIT_KEYS: Final = frozenset({"id", "branch", "dirty"})
@@ -213,6 +229,8 @@ class StoreEntry:
     baseline: Baseline | None = None
     tuning: TuningRecord | None = None
     commit_info: Mapping[str, Any] | None = None
+    metrics: Mapping[str, float] | None = None
+    history: History | UnreadHistory | None = None
 
     @classmethod
     def from_json(cls, data: Any, *, where: str) -> StoreEntry:
@@ -226,7 +244,19 @@ class StoreEntry:
             baseline=Baseline.from_json(data["baseline"], where=where) if "baseline" in data else None,
             tuning=TuningRecord.from_json(data["tuning"], where=where) if "tuning" in data else None,
             commit_info=cls._commit_info(data["commit_info"], where) if "commit_info" in data else None,
+            metrics=cls._metrics(data["metrics"], where) if "metrics" in data else None,
+            history=History.read(data["history"]) if "history" in data else None,
         )
+
+    @classmethod
+    def _metrics(cls, data: Any, where: str) -> dict[str, float]:
+        """``metrics``: an object of finite numbers by non-empty name."""
+        reader = _Reader(data, where, "metrics")
+        for name in reader.data:
+            if not name.strip():
+                raise reader.error(name, "is not a metric name (an empty name)")
+            reader.number(name)
+        return dict(reader.data)
 
     @classmethod
     def _commit_info(cls, data: Any, where: str) -> dict[str, Any]:
@@ -251,4 +281,142 @@ class StoreEntry:
             data["tuning"] = self.tuning.to_json()
         if self.commit_info is not None:
             data["commit_info"] = dict(self.commit_info)
+        if self.metrics is not None:
+            data["metrics"] = dict(self.metrics)
+        if self.history is not None:
+            data["history"] = self.history.to_json()
         return data
+
+
+#: Version of the ``history`` record written and read here; a newer one is kept but not read.
+HISTORY_VERSION: Final = 1
+_HISTORY_KEYS: Final = frozenset({"version", "params", "best", "default", "trials", "failures"})
+
+
+class _HistoryDamage(ValueError):
+    """Why a ``history`` object cannot be read (kept as :attr:`UnreadHistory.why`)."""
+
+
+@dataclass(frozen=True)
+class History:
+    """What tuning measured, compactly: the source of a warm start on another device or sibling.
+
+    ``params`` names the values of each row; ``trials`` holds the best trials as (value relative to
+    ``best``, values), best first; ``best`` is the best trial's value (the baseline's unit);
+    ``failures`` holds failed configurations as (label, values); ``default`` is the declared
+    default's value relative to the chosen configuration, measured side by side in the finalist
+    rounds (the speedup over the default), None when it was not measured.
+    """
+
+    params: tuple[str, ...]
+    best: float
+    trials: tuple[tuple[float, tuple[Any, ...]], ...]
+    failures: tuple[tuple[Label, tuple[Any, ...]], ...] = ()
+    default: float | None = None
+
+    @classmethod
+    def read(cls, data: Any) -> History | UnreadHistory:
+        """The history, or an :class:`UnreadHistory` (newer version or damaged) keeping ``data``."""
+        version = data.get("version") if isinstance(data, dict) else None
+        if isinstance(version, int) and not isinstance(version, bool) and version > HISTORY_VERSION:
+            why = f"its version {version} is newer than this pytest-autotune reads ({HISTORY_VERSION})"
+            return UnreadHistory(copy.deepcopy(data), why, newer=True)
+        try:
+            return cls._parse(data)
+        except _HistoryDamage as exc:
+            return UnreadHistory(copy.deepcopy(data), f"it is damaged: {exc}", newer=False)
+
+    @classmethod
+    def _parse(cls, data: Any) -> History:
+        if not isinstance(data, dict):
+            raise _HistoryDamage(f"expected an object, got {_show(data)}")
+        unknown = sorted(set(data) - _HISTORY_KEYS)
+        missing = sorted(_HISTORY_KEYS - {"default"} - set(data))
+        if unknown or missing:
+            raise _HistoryDamage(f"unknown key {unknown[0]!r}" if unknown else f"{missing[0]!r} is missing")
+        if type(data["version"]) is not int or data["version"] != HISTORY_VERSION:
+            raise _HistoryDamage(f"'version' must be {HISTORY_VERSION}, got {_show(data['version'])}")
+        params = data["params"]
+        if not isinstance(params, list) or not all(isinstance(p, str) and p for p in params):
+            raise _HistoryDamage(f"'params' must be a list of names, got {_show(params)}")
+        if len(set(params)) != len(params):
+            raise _HistoryDamage("'params' names a parameter twice")
+        trials = tuple(
+            (_positive(row[0], "trials"), row[1]) for row in _rows(data["trials"], params, "trials")
+        )
+        failures = []
+        for label, values in _rows(data["failures"], params, "failures"):
+            if label not in FAILURE_LABELS:
+                raise _HistoryDamage(f"'failures' has an unknown label {_show(label)}")
+            failures.append((cast(Label, label), values))
+        default = data.get("default")
+        return cls(
+            tuple(params),
+            _positive(data["best"], "best"),
+            trials,
+            tuple(failures),
+            None if default is None else _positive(default, "default"),
+        )
+
+    def config(self, values: tuple[Any, ...]) -> dict[str, Any]:
+        """The values of a row as a configuration (parameter name to value)."""
+        return dict(zip(self.params, values, strict=True))
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object (rows as lists: the value or label first, then the values)."""
+
+        def row(first: Any, values: tuple[Any, ...]) -> list[Any]:
+            return [first, *(list(v) if isinstance(v, tuple) else v for v in values)]
+
+        data: dict[str, Any] = {
+            "version": HISTORY_VERSION,
+            "params": list(self.params),
+            "best": self.best,
+            "trials": [row(value, values) for value, values in self.trials],
+            "failures": [row(label, values) for label, values in self.failures],
+        }
+        if self.default is not None:
+            data["default"] = self.default
+        return data
+
+
+@dataclass(frozen=True)
+class UnreadHistory:
+    """A ``history`` this version does not read (``newer`` version or damaged), kept verbatim."""
+
+    raw: Any
+    why: str
+    newer: bool
+
+    def to_json(self) -> Any:
+        """The object as it was read."""
+        return copy.deepcopy(self.raw)
+
+
+def _positive(value: Any, name: str) -> float:
+    """``value`` unchanged (an int stays one, so the JSON reads back the same) when positive and finite."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise _HistoryDamage(f"{name!r} must hold positive finite numbers, got {_show(value)}")
+    return value
+
+
+def _rows(rows: Any, params: list[str], name: str) -> list[tuple[Any, tuple[Any, ...]]]:
+    """Each row of ``rows`` split into its first element and its configuration values."""
+    if not isinstance(rows, list):
+        raise _HistoryDamage(f"{name!r} must be a list of rows, got {_show(rows)}")
+    reader = _Reader({}, "", name)
+    out = []
+    for row in rows:
+        if not isinstance(row, list) or len(row) != len(params) + 1:
+            raise _HistoryDamage(f"{name!r}: a row must list {len(params) + 1} values, got {_show(row)}")
+        try:
+            values = tuple(_config_value(reader, name, value) for value in row[1:])
+        except DamagedEntryError as exc:
+            raise _HistoryDamage(f"{name!r}: a value {exc.why}") from None
+        out.append((row[0], values))
+    return out

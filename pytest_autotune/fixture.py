@@ -2,19 +2,30 @@
 
 One :class:`Autotune` exists per tunable test. The plugin sets the configuration before each call
 of the test body (once in a normal run, once per trial when tuning) and collects the samples that
-:meth:`Autotune.measure` and :meth:`Autotune.record` produced during that call.
+:meth:`Autotune.measure` and :meth:`Autotune.record` produced during that call, and the named
+metrics of :meth:`Autotune.metric` (:mod:`pytest_autotune.timing.metrics`).
+
+Why a separate ``metric(name, value)`` and not ``record(value, name=...)``: ``record`` gives samples
+of the objective, which the tuner minimises and the regression check judges (several calls make a
+distribution whose median counts); a metric is one named value per configuration that is shown,
+stored and exported but judged by nothing, and may be a function of the measured time. Keeping
+them apart keeps "what is optimised and checked" unambiguous: the time, unless the test names
+another objective (``@tunable(objective="GFLOP/s", maximize=True)`` then optimises that metric).
 """
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
 
 from pytest_autotune.backends.base import Backend, BackendError
 from pytest_autotune.outcome import Rejected
 from pytest_autotune.timing.measure import Stats, Timer, bad_value
+from pytest_autotune.timing.metrics import MetricError, RunMetrics
 
 if TYPE_CHECKING:
+    from pytest_autotune.backends.geometry import Geometry, LaunchSizes
     from pytest_autotune.policy import Policy
     from pytest_autotune.space.base import Space
 
@@ -34,7 +45,8 @@ class Autotune:
     ``config`` is the configuration under test (a dict by parameter name); ``tuning`` is True while
     ``pytest --autotune`` tunes this test; ``device`` is the key the result is stored under;
     ``timing`` holds the statistics of the last :meth:`measure` call. ``backend`` (given by the
-    plugin) is the test's device backend, which :meth:`build` falls back to.
+    plugin) is the test's device backend, which :meth:`build` falls back to; ``geometry`` the
+    launch geometry the test declared (``@tunable(geometry=...)``), which :attr:`launch` applies.
     """
 
     def __init__(
@@ -48,6 +60,7 @@ class Autotune:
         tuning: bool,
         sync: Callable[[], Any] | None = None,
         backend: Backend | None = None,
+        geometry: Geometry | None = None,
     ) -> None:
         self.nodeid = nodeid
         self.space = space
@@ -58,9 +71,13 @@ class Autotune:
         self._timer = timer
         self._sync = sync
         self._backend = backend
+        self.geometry = geometry
         self._config: dict[str, Any] = {}
         self._samples: list[float] = []
+        self._times: list[float] = []
+        self._metrics = RunMetrics()
         self._repeat_default = MEASURE_REPEAT
+        self._warmup_default: int | None = None
 
     @property
     def timer(self) -> Timer:
@@ -71,6 +88,26 @@ class Autotune:
     def config(self) -> dict[str, Any]:
         """The configuration under test, by parameter name."""
         return self._config
+
+    @property
+    def launch(self) -> LaunchSizes:
+        """Global and local sizes of the configuration under test, from the declared geometry.
+
+        ``global_size, local_size = autotune.launch``; ``autotune.launch.grid`` is the number of
+        work-groups per dimension (see :class:`~pytest_autotune.backends.geometry.Geometry`).
+        Without a geometry that has a problem size the test fails (a mistake of the test, not of
+        the configuration under test).
+        """
+        if self.geometry is None or self.geometry.problem_size is None:
+            import pytest
+
+            given = "declares no problem_size" if self.geometry is not None else "declares no geometry"
+            pytest.fail(
+                f"{self.nodeid}: autotune.launch needs the test's launch geometry, and the test {given}; "
+                "declare @tunable(..., geometry=Geometry(problem_size=N, block_size_names=[...], ...))",
+                pytrace=False,
+            )
+        return self.geometry.sizes(self._config)
 
     # -- used by test bodies --------------------------------------------------------------------------
     def measure(
@@ -89,7 +126,10 @@ class Autotune:
         With the default objective ``"time"`` each timed call is one sample of the objective; with
         another objective the timings are only kept in :attr:`timing`.
         """
-        warmup = self.policy.warmup if warmup is None else warmup
+        if warmup is None:
+            run_default = self._warmup_default  # a mode's choice: the test's own setting wins
+            set_by_test = "warmup" in self.policy.explicit
+            warmup = self.policy.warmup if set_by_test or run_default is None else run_default
         if repeat is None:
             repeat = self.policy.repeat or self._repeat_default
         if warmup < 0 or repeat < 1:
@@ -106,14 +146,51 @@ class Autotune:
             self._check_value(elapsed, positive=True, what=f"the timer {type(self._timer).__name__} returned")
             seconds.append(float(elapsed))
         self.timing = Stats.of(seconds)
+        self._times.extend(seconds)
         if self.policy.objective == "time":
             self._samples.extend(seconds)
         return result  # type: ignore[no-any-return]
 
     def record(self, value: float) -> None:
-        """Record one value of the objective (seconds for ``"time"``, else in the objective's unit)."""
+        """Record one value of the objective (seconds for ``"time"``, else in the objective's unit).
+
+        The objective is what tuning optimises and plain runs check; to show, store and export
+        another number beside it, use :meth:`metric`.
+        """
         self._check_value(value, positive=self.policy.objective == "time", what="autotune.record got")
         self._samples.append(float(value))
+
+    def metric(self, name: str, value: float | Callable[[float], float]) -> None:
+        """Record a named metric of this configuration, beside its time (e.g. ``"GFLOP/s"``).
+
+        ``value`` is a finite number, or a function of the median time in seconds that
+        :meth:`measure` took in this call (``lambda seconds: 2 * n**3 / seconds / 1e9``), evaluated
+        when the call ends and again on the median the summary reports, so both agree. Metrics are
+        shown in the summary, stored with the tuned entry and exported in ``--autotune-json``
+        (``extra_info``); the time stays the objective and the checked value, unless
+        ``@tunable(objective=name)`` makes this metric the objective (add ``maximize=True`` for
+        rates). Setting a name again in the same call replaces its value.
+        """
+        try:
+            self._metrics.define(name, value)
+        except MetricError as exc:
+            self._fail(f"autotune.metric: {exc}")
+
+    def metric_values(self, seconds: float | None = None) -> dict[str, float]:
+        """The metrics of the last call of the body, functions evaluated on ``seconds`` (by default
+        the median of that call's measured times); the test fails naming a metric that cannot be
+        evaluated."""
+        if seconds is None:
+            seconds = statistics.median(self._times) if self._times else None
+        try:
+            return self._metrics.evaluate(seconds)
+        except MetricError as exc:
+            self._fail(str(exc))
+
+    def _fail(self, message: str) -> NoReturn:
+        import pytest
+
+        pytest.fail(f"{self.nodeid}: {message} (configuration {self._config})", pytrace=False)
 
     def _check_value(self, value: object, *, positive: bool, what: str) -> None:
         """Fail the test (not just this configuration) when a measured value is unusable.
@@ -144,11 +221,15 @@ class Autotune:
         *,
         defines: Mapping[str, Any] | None = None,
         options: Sequence[str] = (),
+        define_style: str | None = None,
     ) -> Any:
-        """Build a program for ``context`` with one ``-D`` per define (default: the configuration), cached.
+        """Build a program for ``context`` with ``defines`` (default: the configuration), cached.
 
-        The backend that owns ``context`` builds it (OpenCL: a ``pyopencl.Context``), else the
-        test's own backend; a clear error when that one builds no programs (the host).
+        The defines become ``#define NAME VALUE`` lines at the top of the source (OpenCL's
+        default, as in Kernel Tuner: any identifier works, ``read_only`` included), or ``-D``
+        options with ``define_style="options"``. The backend that owns ``context`` builds it
+        (OpenCL: a ``pyopencl.Context``), else the test's own backend; a clear error when that
+        one builds no programs (the host).
         """
         from pytest_autotune.backends import backend_for_object
 
@@ -158,21 +239,39 @@ class Autotune:
                 f"{self.nodeid}: autotune.build got a {type(context).__name__!r}, which no loaded "
                 "backend owns, and the test has no backend"
             )
+        chosen = self._config if defines is None else defines
+        style = {} if define_style is None else {"define_style": define_style}
         try:
-            return backend.build(context, source, self._config if defines is None else defines, options)
+            return backend.build(context, source, chosen, options, **style)
         except BackendError as exc:
             raise BackendError(f"{self.nodeid}: autotune.build: {exc}; {_builders_hint()}") from exc
 
     # -- used by the plugin ---------------------------------------------------------------------------
-    def begin_run(self, config: Mapping[str, Any], *, repeat_default: int) -> None:
-        """Prepare one call of the test body with ``config``."""
+    def begin_run(
+        self, config: Mapping[str, Any], *, repeat_default: int, warmup_default: int | None = None
+    ) -> None:
+        """Prepare one call of the test body with ``config``; ``warmup_default`` (None: the policy's)
+        replaces the policy's warm-up calls unless the test set them."""
         self._config = dict(config)
         self._samples = []
+        self._times = []
+        self._metrics = RunMetrics()
         self._repeat_default = repeat_default
+        self._warmup_default = warmup_default
         self.timing = None
 
     def end_run(self) -> list[float]:
-        """The samples the body produced since :meth:`begin_run`."""
+        """The samples the body produced since :meth:`begin_run`.
+
+        Metric functions are checked here, once the body measured something (a broken one fails
+        the test, naming it); a metric named as the objective adds its value as a sample.
+        """
+        values = self.metric_values() if self._times else {}  # functions need a measured time
+        objective = self.policy.objective
+        if objective not in values and objective in self._metrics and not self._metrics.needs_time():
+            values = self.metric_values()
+        if objective in values:
+            self._samples.append(values[objective])
         samples, self._samples = self._samples, []
         return samples
 

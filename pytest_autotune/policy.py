@@ -30,6 +30,7 @@ from pytest_autotune.values import (
 )
 
 __all__ = [
+    "COMPARE_TOLERANCE",
     "DEFAULT_POLICY",
     "POLICY_KEYS",
     "VALUE_PARSERS",
@@ -50,6 +51,8 @@ class PolicyError(ValueError):
 CHECK_CHOICES: Final = ("fail", "warn", "off")
 MISSING_CHOICES: Final = ("warn", "fail")
 ISOLATE_CHOICES: Final = ("auto", "process", "none")
+#: Default of ``compare_tolerance``: the slowdown over the reference that ``--autotune-compare`` accepts.
+COMPARE_TOLERANCE: Final = 0.05
 #: Default limit of one isolated trial (seconds); a trial running longer is labelled ``timeout``.
 DEFAULT_TRIAL_TIMEOUT: Final = 120.0
 #: Default growth of an isolated trial worker's memory (bytes) after which it is restarted.
@@ -67,8 +70,9 @@ class Policy:
     (``process``: a worker subprocess per test, see :mod:`pytest_autotune.plugin.worker_parent`; ``none``:
     in the pytest process; ``auto``: ``process`` on POSIX systems); ``trial_timeout`` (seconds, None
     for no limit) and ``worker_memory`` (bytes of growth before the worker is restarted, None for no
-    limit) apply to isolated trials only. ``explicit`` lists the keys set by any layer other than the
-    built-in defaults.
+    limit) apply to isolated trials only. ``compare_tolerance`` is the slowdown over the reference
+    commit that ``--autotune-compare`` accepts. ``explicit`` lists the keys set by any layer other
+    than the built-in defaults.
     """
 
     budget: Any = None
@@ -88,6 +92,7 @@ class Policy:
     isolate: str = "auto"
     trial_timeout: float | None = DEFAULT_TRIAL_TIMEOUT
     worker_memory: int | None = DEFAULT_WORKER_MEMORY
+    compare_tolerance: float = COMPARE_TOLERANCE
     explicit: frozenset[str] = frozenset()
 
     @property
@@ -265,6 +270,7 @@ VALUE_PARSERS: Final[dict[str, Callable[[Any], Any]]] = {
     "isolate": _isolate,
     "trial_timeout": _trial_timeout,
     "worker_memory": parse_size,
+    "compare_tolerance": _relative,
 }
 #: The policy keys: the fields of :class:`Policy` but ``explicit``.
 POLICY_KEYS: Final = frozenset(f.name for f in fields(Policy)) - {"explicit"}

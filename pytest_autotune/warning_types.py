@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 __all__ = [
+    "AutotuneInconclusiveWarning",
     "AutotuneNoMeasurementWarning",
     "AutotuneRegressionWarning",
     "AutotuneSharedFixtureWarning",
+    "AutotuneTransferWarning",
     "AutotuneWarning",
 ]
 
@@ -24,3 +26,11 @@ class AutotuneRegressionWarning(AutotuneWarning):
 
 class AutotuneSharedFixtureWarning(AutotuneWarning):
     """Function-scoped fixtures are set up once and shared by every trial of a tuning run."""
+
+
+class AutotuneTransferWarning(AutotuneWarning):
+    """A warm-start source (another device's or parametrization's history) was skipped or ignored."""
+
+
+class AutotuneInconclusiveWarning(AutotuneWarning):
+    """``--autotune-compare`` could not decide within its time cap whether the change is slower."""

@@ -157,10 +157,16 @@ class Backend(ABC):
         source: str,
         defines: Mapping[str, Any] | None = None,
         options: Sequence[str] = (),
+        *,
+        define_style: str | None = None,
     ) -> Any:
         """Build ``source`` for ``context`` with ``defines`` and compiler ``options``, cached.
 
-        Build failures raise an error that :meth:`classify` labels ``compile``.
+        ``define_style`` says where the defines go (``"source"``: ``#define`` lines at the top of
+        the source; ``"options"``: compiler options such as ``-D``), None for the backend's default
+        (OpenCL: ``"source"``). ``autotune.build`` passes it only when the test chose a style, so a
+        backend written before the keyword existed keeps working. Build failures raise an error
+        that :meth:`classify` labels ``compile``.
         """
         raise BackendError(f"the {self.name!r} backend does not build programs")
 

@@ -69,6 +69,10 @@ def pytest_configure(config: pytest.Config) -> None:
     except (PolicyError, StoreError, ValueError) as exc:
         raise pytest.UsageError(f"pytest-autotune: {exc}") from exc
     config.stash[SESSION] = session
+    if session.trial_worker is not None and session.trial_worker.role == "compare":
+        from pytest_autotune.plugin.compare_worker import NotCollectedReporter
+
+        config.pluginmanager.register(NotCollectedReporter(session.trial_worker), "autotune-compare-worker")
     if not session.is_worker and session.trial_worker is None:
         from pytest_autotune.plugin.controller import Controller
 
@@ -178,7 +182,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if failure is not None:
         pytest.fail(failure, pytrace=False)  # outside the except: the message is shown once
     if plan is not None:
-        item.stash[PLAN] = plan.for_trial_worker() if session.trial_worker is not None else plan
+        worker = session.trial_worker
+        item.stash[PLAN] = plan if worker is None else plan.for_trial_worker(worker.role)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -189,6 +194,11 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         return None
     session = _session(pyfuncitem.config)
     fixture: Autotune = pyfuncitem.funcargs["autotune"]  # type: ignore[assignment]
+    if session.trial_worker is not None and session.trial_worker.role == "compare":
+        from pytest_autotune.plugin.compare_worker import serve_compare
+
+        serve_compare(pyfuncitem, fixture, session.trial_worker, plan.committed)
+        return True
     if session.trial_worker is not None:
         from pytest_autotune.plugin.worker_main import serve_item
 
@@ -217,6 +227,27 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             export_json(json_path, controller.results, commit_info(session.config.rootpath))
         except OSError as exc:  # checked at start-up, but the folder may have gone since
             controller.outcome.json_error = f"--autotune-json: cannot write {json_path} ({exc})"
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    report_dir = controller.session.settings.report_dir
+    if report_dir is not None:
+        from pytest_autotune.plugin.report_pictures import write_report
+
+        try:
+            controller.outcome.report = write_report(report_dir, controller.results, title="pytest-autotune")
+        except OSError as exc:
+            controller.outcome.report_error = f"--autotune-report: cannot write {report_dir} ({exc})"
+    md_path = controller.session.settings.report_md
+    if md_path is not None:
+        from pytest_autotune.plugin.report_md import failed_tests, write_markdown
+
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        stats = getattr(reporter, "stats", {})
+        reds = {r.nodeid for r in controller.results if r.state in ("regression", "tune-failed")}
+        failures = failed_tests([*stats.get("failed", []), *stats.get("error", [])], reds)
+        try:
+            write_markdown(md_path, controller.results, failures)
+        except OSError as exc:
+            controller.outcome.json_error = f"--autotune-report-md: cannot write {md_path} ({exc})"
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
@@ -256,12 +287,13 @@ def autotune(request: pytest.FixtureRequest, autotune_timer: Timer) -> Autotune:
             timer = DefaultTimer(sync=sync)
     fixture = Autotune(
         nodeid=request.node.nodeid,
-        space=plan.spec.space,
+        space=plan.space,
         policy=plan.policy,
         device=plan.device,
         timer=timer,
         tuning=plan.tune,
         backend=backend,
+        geometry=plan.spec.geometry,
     )
     fixture.begin_run(plan.committed.config, repeat_default=MEASURE_REPEAT)
     return fixture

@@ -48,6 +48,9 @@ class StoreOutcome:
     recovered: int = 0
     recovery_error: str | None = None
     json_error: str | None = None
+    #: The page ``--autotune-report`` wrote, or why it could not.
+    report: Path | None = None
+    report_error: str | None = None
 
     def recovery_lines(self, store: Path) -> list[str]:
         """What the summary says about results that could not be written to ``store``."""

@@ -14,10 +14,14 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pytest_autotune.entry import Baseline, StoreEntry, TuningRecord
 from pytest_autotune.plugin.check_mode import CheckReport, check
+from pytest_autotune.plugin.history_record import bounded
 from pytest_autotune.plugin.progress import TuningProgress
 from pytest_autotune.plugin.results import PROPERTY, AutotuneResult
 from pytest_autotune.plugin.runner import InProcessTrials
+from pytest_autotune.plugin.summary_text import counts_text, metrics_text, tuned_time_text
 from pytest_autotune.plugin.tune_mode import TuningFailed, tune
+from pytest_autotune.plugin.warm_start import remember
+from pytest_autotune.timing.measure import round_significant
 from pytest_autotune.tuning.worker import WorkerStartError
 from pytest_autotune.warning_types import AutotuneSharedFixtureWarning
 
@@ -94,6 +98,28 @@ def _isolation(isolated: IsolatedTrials | None, journal: Path) -> dict[str, Any]
     return {**isolated.summary(), "journal": str(done if done.exists() else journal)}
 
 
+def _metrics(autotune: Autotune, median: float | None, unit: str) -> dict[str, float] | None:
+    """The test's metrics, functions of the time evaluated on the reported ``median`` (when it is a
+    time; else on the last call's), rounded as baselines are; None when the test records none."""
+    values = autotune.metric_values(median if unit == "s" else None)
+    return {name: round_significant(value) for name, value in values.items()} or None
+
+
+def _done_text(result: AutotuneResult) -> str:
+    """The closing progress line of a tuned test (the same words as the summary's)."""
+    tuning = result.tuning or {}
+    counts = counts_text(tuning.get("counts"))
+    head = f"{tuning.get('trials', 0)} trials ({counts}) in {tuning.get('duration', 0):.3g}s"
+    if result.state != "tuned":
+        return f"tuning failed after {head}"
+    median = (result.stats or {}).get("median")
+    parts = [f"tuned, {head}: {tuned_time_text(median, result.search, result.unit)}"]
+    if result.speedup:
+        parts.append(f"{result.speedup:.2f}x vs default")
+    parts.append(metrics_text(result.metrics))
+    return ", ".join(part for part in parts if part)
+
+
 def _tune(
     session: AutotuneSession, item: pytest.Function, plan: ItemPlan, autotune: Autotune
 ) -> tuple[AutotuneResult, str | None]:
@@ -107,9 +133,12 @@ def _tune(
             stacklevel=2,
         )
     journal = session.journal_path(plan.device, item.nodeid)
+    pruned = plan.pruned.to_dict() if plan.pruned is not None else None
     isolated: IsolatedTrials | None = None
+    pictures = session.settings.report_dir is not None  # the per-trial list travels only for them
+    progress = TuningProgress(session.config, item.nodeid, plan.policy, session.settings.progress_every)
     try:
-        with TuningProgress(session.config, item.nodeid, plan.policy.unit) as progress:
+        with progress:
             if plan.policy.isolated:
                 from pytest_autotune.plugin.worker_parent import IsolatedTrials
 
@@ -123,6 +152,7 @@ def _tune(
                     committed=plan.committed.entry,
                     progress=progress.update,
                     trials=isolated or InProcessTrials(item, autotune),
+                    warm=plan.warm,
                 )
         config = _stored_config(report.config)
     except (TuningFailed, WorkerStartError) as exc:
@@ -130,23 +160,37 @@ def _tune(
         result.tuning = exc.summary if isinstance(exc, TuningFailed) else None
         result.message = str(exc)
         result.isolation = _isolation(isolated, journal)
+        trace = exc.trace if isinstance(exc, TuningFailed) else None
+        result.search = trace.to_json(trials=pictures) if trace is not None else None
+        progress.done(_done_text(result))
+        result.pruned = pruned
         return result, f"tuning failed: {exc}"
     result = _result(item, plan, "tune", "tuned", config)
     result.isolation = _isolation(isolated, journal)
+    result.pruned = pruned
+    result.warm_start = plan.warm.describe(report.stopped_early) if plan.warm is not None else None
     result.stats = report.baseline.to_dict()
     result.speedup = report.speedup(plan.policy.maximize)
     result.tuning = report.summary
+    result.search = report.trace.to_json(trials=pictures)
+    result.metrics = _metrics(autotune, report.baseline.median, plan.policy.unit)
     result.message = (
         "kept the committed configuration (no better one beyond noise)" if report.kept_committed else ""
     )
     where = f"the tuning result of {item.nodeid}"
-    result.entry = StoreEntry(
-        config=config,
-        space_hash=plan.spec.space.space_hash,
-        baseline=Baseline.measured(report.baseline, plan.policy.unit),
-        tuning=TuningRecord.from_json(report.summary, where=where),
+    result.entry = bounded(
+        StoreEntry(
+            config=config,
+            space_hash=plan.spec.space.space_hash,
+            baseline=Baseline.measured(report.baseline, plan.policy.unit),
+            tuning=TuningRecord.from_json(report.summary, where=where),
+            metrics=result.metrics,
+            history=report.history,
+        )
     )
     result.device_info = session.devices.info_for(plan.device)
+    remember(session.config.stash, plan.device, item.nodeid, result.entry)
+    progress.done(_done_text(result))
     return result, None
 
 
@@ -165,23 +209,37 @@ def _check(
     result = _result(item, plan, "update-baseline" if update else "check", report.state, report.config)
     result.message = report.message
     result.stats = report.stats.to_dict() if report.stats else None
+    if report.stats is not None:
+        result.metrics = _metrics(autotune, report.stats.median, plan.policy.unit)
     entry = plan.committed.entry
     result.baseline = entry.baseline.to_json() if entry and entry.baseline else None
     if report.verdict is not None:
         result.limit, result.noise_band = report.verdict.limit, report.verdict.noise_band
     if report.new_baseline is not None and entry is not None:
+        metrics = _metrics(autotune, report.new_baseline.median, plan.policy.unit)
         result.entry = replace(
-            entry, baseline=Baseline.measured(report.new_baseline, plan.policy.unit), commit_info=None
+            entry,
+            baseline=Baseline.measured(report.new_baseline, plan.policy.unit),
+            commit_info=None,
+            metrics=metrics,
         )
         result.device_info = session.devices.info_for(plan.device)
     return result, report.failure
 
 
 def run_item(session: AutotuneSession, item: pytest.Function, plan: ItemPlan, autotune: Autotune) -> None:
-    """Tune or check ``item``; attach the result; fail the test when the policy says so."""
+    """Tune, check or compare ``item``; attach the result; fail (or skip) the test when the policy says so."""
     import pytest
 
-    result, failure = (_tune if plan.tune else _check)(session, item, plan, autotune)
+    skip = None
+    if session.compare is not None:
+        from pytest_autotune.plugin.compare_mode import compare_item
+
+        result, failure, skip = compare_item(session, item, plan)
+    else:
+        result, failure = (_tune if plan.tune else _check)(session, item, plan, autotune)
     item.user_properties.append((PROPERTY, result.to_json()))
+    if skip is not None:
+        pytest.skip(skip)
     if failure is not None:
         pytest.fail(failure, pytrace=False)

@@ -7,6 +7,13 @@ test: ``@constraint`` or ``@pytest.mark.autotune`` without ``@tunable``, a tunab
 request the ``autotune`` fixture, bad marker keywords, tuning on a device shared by xdist workers.
 So does a damaged store entry (naming its file, device and field) outside tuning; a tuning run
 (``--autotune``, ``--autotune=missing``) tunes the test as if it had no entry and replaces it.
+
+When a test that declares its launch geometry is tuned, the device's limits (from its backend)
+become known constraints of the space searched (:func:`pytest_autotune.backends.launch_limits.prune_space`):
+the plan's :attr:`ItemPlan.space` leaves those configurations out, and :attr:`ItemPlan.pruned`
+says how many and why. The declared space, and so the stored ``space_hash``, stay the same.
+A test tuned without an up-to-date entry on its device gets the warm start of
+:mod:`pytest_autotune.plugin.warm_start` (unless ``--autotune-transfer=off``).
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_autotune.api import TunableSpec, get_spec, pending_constraints
 from pytest_autotune.entry import DamagedEntryError
 from pytest_autotune.plugin.check_mode import Committed, select_config
+from pytest_autotune.plugin.warm_start import WarmStart, warm_start
 from pytest_autotune.policy import Policy, PolicyError, merge_policy
 from pytest_autotune.space.errors import SpaceError
 from pytest_autotune.tuning.validation import validate_policy
@@ -24,7 +32,9 @@ from pytest_autotune.tuning.validation import validate_policy
 if TYPE_CHECKING:
     import pytest
 
+    from pytest_autotune.backends.launch_limits import Pruned
     from pytest_autotune.plugin.session import AutotuneSession
+    from pytest_autotune.space.base import Space
 
 __all__ = ["ItemPlan", "PlanError", "plan_item"]
 
@@ -35,7 +45,11 @@ class PlanError(Exception):
 
 @dataclass(frozen=True)
 class ItemPlan:
-    """What the plugin does with one tunable test in this run."""
+    """What the plugin does with one tunable test in this run.
+
+    ``limited`` is the space to tune when the device's limits pruned the declared one, and
+    ``pruned`` says what they removed (both None otherwise).
+    """
 
     spec: TunableSpec
     policy: Policy
@@ -43,10 +57,20 @@ class ItemPlan:
     committed: Committed
     tune: bool
     shared_by: int
+    limited: Space | None = None
+    pruned: Pruned | None = None
 
-    def for_trial_worker(self) -> ItemPlan:
-        """The plan in a trial worker: the body runs tuning trials (``autotune.tuning`` is True)."""
-        return replace(self, tune=True, shared_by=1)
+    @property
+    def space(self) -> Space:
+        """The space this run searches: the declared one, within the device's limits when tuning."""
+        return self.spec.space if self.limited is None else self.limited
+
+    warm: WarmStart | None = None
+
+    def for_trial_worker(self, role: str = "trial") -> ItemPlan:
+        """The plan in a worker: the body runs tuning trials (``autotune.tuning`` is True), or one
+        side of a comparison (role ``compare``: a check, ``autotune.tuning`` is False)."""
+        return replace(self, tune=role == "trial", shared_by=1, warm=None)
 
 
 def _marker_layers(item: pytest.Item) -> list[dict[str, Any]]:
@@ -117,4 +141,43 @@ def plan_item(session: AutotuneSession, item: pytest.Item) -> ItemPlan | None:
     shared_by = 1 if session.settings.allow_shared_device else session.devices.shared_by(device)
     if tune and shared_by > 1:
         raise PlanError(_shared_device_refusal(item.nodeid, device, shared_by))
-    return ItemPlan(spec, policy, device, committed, tune, shared_by)
+    limited, pruned = None, None
+    if tune and spec.geometry is not None and session.trial_worker is None:
+        limited, pruned = _within_limits(session, f"{item.nodeid}: on {device}", spec, fixturenames)
+    warm = None
+    if tune and committed.state != "committed" and session.settings.transfer and session.trial_worker is None:
+        warm = warm_start(
+            session.config.stash,
+            session.store,
+            session.settings.transfer_from,
+            nodeid=item.nodeid,
+            device=device,
+            space=spec.space,
+            maximize=policy.maximize,
+        )
+    return ItemPlan(spec, policy, device, committed, tune, shared_by, limited, pruned, warm)
+
+
+#: Spaces within device limits already built in this process, by (space, limits): parametrized
+#: tests share one declaration. The space is kept in the value so that its id is not reused.
+_LIMITED: dict[tuple[int, Any], tuple[Space, Space | None, Pruned | None]] = {}
+
+
+def _within_limits(
+    session: AutotuneSession, where: str, spec: TunableSpec, fixturenames: Any
+) -> tuple[Space | None, Pruned | None]:
+    """The declared space within the limits of the test's device, and what they pruned."""
+    from pytest_autotune.backends.launch_limits import prune_space
+
+    assert spec.geometry is not None
+    backend = session.devices.backend_for(fixturenames)
+    limits = backend.limits(session.devices.assignment(backend).device)
+    key = (id(spec.space), limits)
+    if key not in _LIMITED:
+        try:
+            limited, pruned = prune_space(spec.params, spec.constraints, spec.space, spec.geometry, limits)
+        except SpaceError as exc:
+            raise PlanError(f"{where}: {exc}") from exc
+        _LIMITED[key] = (spec.space, limited if pruned is not None else None, pruned)
+    _, limited_space, pruned = _LIMITED[key]
+    return limited_space, pruned

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_autotune.outcome import LABELS
+from pytest_autotune.plugin.compare_report import json_detail, json_fields, write_compare_section
 from pytest_autotune.plugin.results import AutotuneResult
-from pytest_autotune.values import format_seconds
+from pytest_autotune.plugin.summary_text import format_value, metrics_text, tuned_time_text
 
 if TYPE_CHECKING:
     import pytest
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from pytest_autotune.plugin.controller import Controller
     from pytest_autotune.plugin.session import AutotuneSession
 
-__all__ = ["export_json", "header_lines", "isolation_note", "write_summary"]
+__all__ = ["export_json", "header_lines", "isolation_note", "pruned_note", "write_summary"]
 
 _FIXES = {
     "faster": "faster than baseline (refresh: pytest --autotune-update-baseline)",
@@ -38,10 +39,7 @@ _FIXES = {
 }
 
 
-def _value(value: float | None, unit: str) -> str:
-    if value is None:
-        return "-"
-    return format_seconds(value) if unit == "s" else f"{value:.4g} {unit}"
+_value = format_value
 
 
 def header_lines(session: AutotuneSession, devices: Iterable[str]) -> list[str]:
@@ -90,11 +88,32 @@ def isolation_note(isolation: dict[str, Any] | None) -> str:
     return f"trial worker restarted: {', '.join(reasons)}{where}"
 
 
+def pruned_note(pruned: dict[str, Any] | None) -> str:
+    """``pruned 12 of 80 configurations beyond the device's limits (...: 12)``, empty when none."""
+    if not pruned:
+        return ""
+    from pytest_autotune.backends.launch_limits import Pruned
+
+    reasons = tuple((str(text), int(n)) for text, n in pruned.get("reasons", ()))
+    return Pruned(int(pruned["declared"]), int(pruned["kept"]), reasons).describe()
+
+
 def _tuned_line(result: AutotuneResult) -> str:
     tuning = result.tuning or {}
     speedup = f"{result.speedup:.2f}x vs default" if result.speedup else "speedup unknown"
-    median = _value((result.stats or {}).get("median"), result.unit)
-    notes = [text for text in (result.message, isolation_note(result.isolation)) if text]
+    median = tuned_time_text((result.stats or {}).get("median"), result.search, result.unit)
+    metrics = metrics_text(result.metrics)
+    median += f"  {metrics}" if metrics else ""
+    notes = [
+        text
+        for text in (
+            result.warm_start,
+            result.message,
+            isolation_note(result.isolation),
+            pruned_note(result.pruned),
+        )
+        if text
+    ]
     note = f"  [{'; '.join(notes)}]" if notes else ""
     return (
         f"  {result.nodeid}  {median}  {speedup}  {tuning.get('trials', 0)} trials "
@@ -112,6 +131,8 @@ def _state_line(result: AutotuneResult) -> str:
         )
     if result.message:
         parts.append(result.message)
+    if result.pruned:
+        parts.append(f"[{pruned_note(result.pruned)}]")
     return "  ".join(parts)
 
 
@@ -129,6 +150,11 @@ def _device_section(
     if checked:
         detail = ", ".join(f"{n} {s}" for s, n in sorted(checked.items()))
         tr.write_line(f"checked {sum(checked.values())}: {detail}")
+    for result in (r for r in results if r.metrics and r.state != "tuned"):
+        tr.write_line(
+            f"  {result.nodeid}  {_value((result.stats or {}).get('median'), result.unit)}  "
+            f"{metrics_text(result.metrics)}"
+        )
     for state, title in _FIXES.items():
         chosen = [r for r in results if r.state == state]
         if chosen:
@@ -160,11 +186,19 @@ def _regressions_section(tr: pytest.TerminalReporter, results: list[AutotuneResu
 
 def write_summary(tr: pytest.TerminalReporter, controller: Controller) -> None:
     """Write the autotune sections of the terminal summary."""
-    results, unused = controller.results, controller.unused
+    compared = [r for r in controller.results if r.mode == "compare"]
+    results = [r for r in controller.results if r.mode != "compare"]
+    unused = controller.unused
     devices = sorted({r.device for r in results} | set(unused))
     outcome, settings = controller.outcome, controller.session.settings
     if outcome.json_error:
         tr.write_line(f"autotune: {outcome.json_error}", red=True, bold=True)
+    if outcome.report_error or outcome.report:
+        failed = outcome.report_error is not None
+        tr.write_line(
+            f"autotune: {outcome.report_error or f'report: {outcome.report}'}", red=failed, bold=failed
+        )
+    write_compare_section(tr, compared)
     if not devices and not outcome.error and not outcome.prune_refused:
         return
     for device in devices:
@@ -198,6 +232,16 @@ def _benchmark(result: AutotuneResult) -> dict[str, Any]:
             "unit": result.unit,
             **({"autotune_tuning": result.tuning} if result.tuning else {}),
             **({"autotune_isolation": result.isolation} if result.isolation else {}),
+            **(result.metrics or {}),  # as pytest-benchmark users write benchmark.extra_info[name]
+            **({"autotune_pruned": result.pruned} if result.pruned else {}),
+            **(
+                {
+                    "autotune_compare": json_fields(result.compare),
+                    "autotune_compare_detail": json_detail(result.compare),
+                }
+                if result.compare
+                else {}
+            ),
         },
         "options": {"timer": "pytest-autotune", "disable_gc": False, "min_rounds": stats.get("rounds", 0)},
         "stats": {

@@ -29,6 +29,8 @@ State = Literal[
     "unmeasured",  # the body never measured
     "baseline-updated",  # --autotune-update-baseline re-measured the baseline
     "tune-failed",  # tuning found no usable configuration (the test failed)
+    "inconclusive",  # --autotune-compare: the interval still straddles the tolerance at the time cap
+    "skipped",  # --autotune-compare: nothing to compare (e.g. a new test, absent at the reference)
 ]
 STATES: Final[tuple[State, ...]] = get_args(State)
 
@@ -41,7 +43,12 @@ class AutotuneResult:
         ``baseline`` is the committed baseline it was compared with; ``entry`` is the store entry to
         write (tune mode and baseline updates) without ``commit_info``, which the writer adds, and
         ``device_info`` the device's description for the store's ``info`` block; ``isolation`` counts the
-    trial worker's starts, crashes, timeouts and memory restarts when trials ran isolated.
+    trial worker's starts, crashes, timeouts and memory restarts when trials ran isolated;
+    ``pruned`` what the device's limits removed from the space before tuning
+    (:meth:`pytest_autotune.backends.launch_limits.Pruned.to_dict`).
+    ``warm_start`` says which sources a warm-started tuning run used.
+    trial worker's starts, crashes, timeouts and memory restarts when trials ran isolated; ``compare``
+    is the outcome of ``--autotune-compare`` (:func:`pytest_autotune.plugin.compare_mode.compare_item`).
     """
 
     nodeid: str
@@ -62,6 +69,13 @@ class AutotuneResult:
     tuning: dict[str, Any] | None = None
     device_info: dict[str, Any] | None = None
     isolation: dict[str, Any] | None = None
+    #: Named metrics (``autotune.metric``) at the reported median.
+    metrics: dict[str, float] | None = None
+    #: The search (:class:`pytest_autotune.plugin.search_trace.SearchTrace` as JSON) of a tuned test.
+    search: dict[str, Any] | None = None
+    pruned: dict[str, Any] | None = None
+    warm_start: str | None = None
+    compare: dict[str, Any] | None = None
 
     def to_json(self) -> str:
         """Compact JSON text (the user property's value)."""

@@ -80,11 +80,21 @@ def _prepare_benchmark(item: pytest.Function, config: dict[str, Any], *, trial: 
         benchmark.disabled = trial or not getattr(benchmark, _BENCHMARK_ENABLED)
 
 
-def run_trial(item: pytest.Function, autotune: Autotune, config: dict[str, Any], *, repeat: int) -> BodyRun:
-    """Call the body with ``config``; return its samples and outcome label (see module docstring)."""
+def run_trial(
+    item: pytest.Function,
+    autotune: Autotune,
+    config: dict[str, Any],
+    *,
+    repeat: int,
+    warmup: int | None = None,
+) -> BodyRun:
+    """Call the body with ``config``; return its samples and outcome label (see module docstring).
+
+    ``warmup`` replaces the policy's warm-up calls per ``autotune.measure`` unless the test set them.
+    """
     from _pytest.outcomes import Exit
 
-    autotune.begin_run(config, repeat_default=repeat)
+    autotune.begin_run(config, repeat_default=repeat, warmup_default=warmup)
     _prepare_benchmark(item, config, trial=True)
     try:
         _call_test_function(item)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_autotune.plugin.devices import DeviceResolver, WorkerSlot
+from pytest_autotune.plugin.git_ref import ResolvedRef, resolve_ref
 from pytest_autotune.plugin.options import Settings, resolve
 from pytest_autotune.plugin.worker_protocol import ENV_VAR, WorkerSpec
 from pytest_autotune.store.reading import Store
@@ -82,6 +83,14 @@ def _trial_worker_spec() -> WorkerSpec | None:
     return WorkerSpec.from_environ()
 
 
+def _xdist_workers(config: pytest.Config) -> bool:
+    """Whether this run starts (or is) xdist workers."""
+    if getattr(config, "workerinput", None) is not None:
+        return True
+    numprocesses = getattr(config.option, "numprocesses", None)
+    return numprocesses not in (None, 0, "0")
+
+
 class AutotuneSession:
     """The plugin's state in one pytest process (see the module docstring)."""
 
@@ -101,6 +110,15 @@ class AutotuneSession:
         writer = not self.is_worker and self.trial_worker is None  # the process that writes the store
         if writer and (settings.tuning or settings.update_baseline or settings.prune):
             check_writable(settings.cache_path)  # fail now, not after tuning
+        #: The commit ``--autotune-compare`` names (None when not comparing, and in workers).
+        self.compare: ResolvedRef | None = None
+        if settings.compare_ref is not None and self.trial_worker is None:
+            if _xdist_workers(config):
+                raise ValueError(
+                    "--autotune-compare cannot run under pytest-xdist (-n): a comparison times two "
+                    "processes against each other and needs the device to itself; drop -n (or use -n 0)"
+                )
+            self.compare = resolve_ref(config.rootpath, settings.compare_ref)
         self.devices = DeviceResolver(self.settings.device_spec, self.worker)
         self.collection = CollectionInfo()
 

@@ -6,6 +6,8 @@
    itself (:mod:`pytest_autotune.plugin.worker_parent`: a crash or hang is a failed trial). The journal
    makes an interrupted run resume; when tuning ends otherwise it is renamed ``*.done.jsonl`` so
    the next ``--autotune`` starts afresh (the finished journal stays for reports).
+   A warm-started test (:mod:`pytest_autotune.plugin.warm_start`) hands its transfer sources to
+   the tuner, which evaluates their best configurations first, and may stop early once it stalls.
 2. **Finalists**: the best few configurations, the declared default and the committed
    configuration (when still valid) are re-measured by the same runner in interleaved rounds, so
    drift in the machine's speed hits them alike. The committed configuration is replaced only
@@ -36,14 +38,17 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pytest_autotune.fixture import MEASURE_REPEAT, TRIAL_REPEAT, Autotune
 from pytest_autotune.plugin.check_mode import fresh_baseline
+from pytest_autotune.plugin.history_record import tuning_history
 from pytest_autotune.plugin.runner import TrialRunner, run_final
+from pytest_autotune.plugin.search_trace import SearchTrace
+from pytest_autotune.plugin.warm_start import WarmStart, budget_spent, warm_abort
 from pytest_autotune.policy import Policy
 from pytest_autotune.timing.measure import Stats, round_significant
 
 if TYPE_CHECKING:
     import pytest
 
-    from pytest_autotune.entry import StoreEntry
+    from pytest_autotune.entry import History, StoreEntry
     from pytest_autotune.space.base import Space
     from pytest_autotune.tuning.trials import TuningResult
 
@@ -69,6 +74,11 @@ class TuneReport:
     winner_stats: Stats
     summary: dict[str, Any]
     kept_committed: bool
+    #: The trials, the best trial's value and the re-measured finalists (summary, pictures).
+    trace: SearchTrace
+    history: History | None = None
+    #: A warm-started search stopped before its budget because it stalled.
+    stopped_early: bool = False
 
     def speedup(self, maximize: bool) -> float | None:
         """How much better the chosen configuration is than the declared default (x times).
@@ -91,12 +101,16 @@ def derive_seed(nodeid: str, seed: int | None) -> int:
 class TuningFailed(Exception):
     """Tuning produced no configuration to commit; the message says why (the test fails with it).
 
-    ``summary`` holds the tuning summary (trials, counts per label) when the search ran.
+    ``summary`` holds the tuning summary (trials, counts per label) and ``trace`` the trials
+    when the search ran.
     """
 
-    def __init__(self, message: str, summary: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, message: str, summary: dict[str, Any] | None = None, trace: SearchTrace | None = None
+    ) -> None:
         super().__init__(message)
         self.summary = summary
+        self.trace = trace
 
 
 def _infeasible_message(result: TuningResult) -> str:
@@ -121,18 +135,21 @@ def _search(
     journal: Path,
     progress: ProgressCallback,
     trials: TrialRunner,
-) -> TuningResult:
+    warm: WarmStart | None,
+) -> tuple[TuningResult, bool]:
+    """The search's result, and whether a warm-started run stopped early (before its budget)."""
     from pytest_autotune.tuning.tuner import Tuner
 
     tuner = Tuner(
         autotune.space,
         policy.strategy,
-        abort=policy.budget,
+        abort=policy.budget if warm is None else warm_abort(policy.budget, warm.design),
         seed=derive_seed(item.nodeid, policy.seed),
         journal=journal,
         maximize=policy.maximize,
         strategy_options=policy.strategy_options,
         on_journal_mismatch="restart",
+        sources=warm.sources if warm is not None else (),
     )
     with tuner:
         while (trial := tuner.ask()) is not None:
@@ -152,7 +169,8 @@ def _search(
             record = tuner.tell(trial, run.outcome())
             progress(len(tuner.history), tuner.progress(), record.outcome.label, tuner.result.best_value)
         result = tuner.result
-    return result
+        early = warm is not None and not tuner.exhausted and not budget_spent(policy.budget, tuner.state())
+    return result, early
 
 
 def _retire_journal(journal: Path) -> None:
@@ -243,6 +261,7 @@ def tune(
     committed: StoreEntry | None,
     progress: ProgressCallback,
     trials: TrialRunner,
+    warm: WarmStart | None = None,
 ) -> TuneReport:
     """Tune the test and run it once more with the winner (see the module docstring).
 
@@ -262,7 +281,7 @@ def tune(
             raise TuningFailed(str(exc)) from None
         held.enter_context(_journal_kept_only_if_interrupted(journal))
         started = time.perf_counter()
-        result = _search(item, autotune, policy, journal, progress, trials)
+        result, stopped_early = _search(item, autotune, policy, journal, progress, trials, warm)
         summary = {
             "trials": result.evaluations,
             "counts": dict(result.counts),
@@ -270,8 +289,9 @@ def tune(
             "seed": result.seed,
             "duration": round_significant(time.perf_counter() - started, 3),
         }
+        trace = SearchTrace.of_search(result, policy.unit)
         if not result.feasible:
-            raise TuningFailed(_infeasible_message(result), summary)
+            raise TuningFailed(_infeasible_message(result), summary, trace)
         finalists, default_index, committed_index = _candidates(
             autotune.space, result, policy.finalists, committed
         )
@@ -281,19 +301,32 @@ def tune(
                 "every finalist failed when re-measured (flaky correctness check or unstable device): "
                 + ", ".join(str(c) for c in finalists),
                 summary,
+                trace,
             )
         stats = {i: _pooled(rounds) for i, rounds in measured.items()}
         winner, kept = _pick_winner(stats, committed_index, policy)
+        trace = trace.with_finalists(
+            finalists,
+            stats,
+            default=default_index,
+            committed=committed_index,
+            winner=winner,
+            best=len(result.top(policy.finalists)),
+        )
         final = run_final(item, autotune, finalists[winner], repeat=MEASURE_REPEAT)
         if final.stats is None:
-            raise TuningFailed("the final run of the winning configuration measured nothing", summary)
+            raise TuningFailed("the final run of the winning configuration measured nothing", summary, trace)
         baseline = fresh_baseline(item, autotune, finalists[winner], final.stats, policy.maximize)
         summary["duration"] = round_significant(time.perf_counter() - started, 3)
+        default_stats = stats.get(default_index) if default_index is not None else None
         return TuneReport(
             config=finalists[winner],
             baseline=baseline,
-            default_stats=stats.get(default_index) if default_index is not None else None,
+            default_stats=default_stats,
             winner_stats=stats[winner],
             summary=summary,
             kept_committed=kept,
+            trace=trace,
+            history=tuning_history(result, autotune.space.names, default_stats, stats[winner]),
+            stopped_early=stopped_early,
         )

@@ -25,10 +25,11 @@ if TYPE_CHECKING:
 
     from pytest_autotune.fixture import Autotune
 
-__all__ = ["serve_item"]
+__all__ = ["body_ended", "serve_item"]
 
 
-def _ended(exc: BaseException) -> BodyEnded:
+def body_ended(exc: BaseException) -> BodyEnded:
+    """The message that carries a pytest outcome or an interrupt the body raised to the parent."""
     import pytest
 
     message = str(getattr(exc, "msg", None) or exc)
@@ -54,7 +55,7 @@ def serve_item(item: pytest.Function, autotune: Autotune, spec: WorkerSpec) -> N
         try:
             run = run_trial(item, autotune, request.config, repeat=request.repeat)
         except BaseException as exc:  # pytest outcomes and interrupts end the loop; the parent re-raises
-            return _ended(exc), False
+            return body_ended(exc), False
         return TrialReply(run.samples, run.label, run.detail), True
 
     try:

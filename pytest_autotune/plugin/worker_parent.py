@@ -9,14 +9,10 @@ body once, serves trials: receive a configuration, call the body
 parent keeps the tuner and the journal; a worker that crashes or hangs fails that trial only
 (:mod:`pytest_autotune.tuning.isolation`), and the next trial starts a new worker.
 
-What the worker inherits from the parent: the rootdir and ini file, the ``-p`` plugins, the import
-mode, ``-o`` overrides, ``-W`` filters, ``--confcutdir``/``--noconftest``, the environment (less
-``PYTEST_ADDOPTS``; ini ``addopts`` are not applied again: their effect arrives through the options
-above) and the device of the test. Other command-line options are not forwarded, and plugins a
-trial cannot need are skipped (hypothesis', unless the test uses ``@given``). Its output (the
-body's prints, faulthandler tracebacks) goes to a log file, never to the terminal; the end of it
-becomes the detail of a crashed or timed-out trial. The worker's pytest cache and temporary
-directories are private and removed when it stops.
+How a worker is started, what it inherits from the parent (rootdir, ini file, plugins, import
+mode, ``-o``/``-W``, the environment less ``PYTEST_ADDOPTS``, and the test's device) and where its
+output goes (a log file, never the terminal; the end of it becomes the detail of a crashed or
+timed-out trial): :mod:`pytest_autotune.plugin.worker_launch`.
 
 ``pytest.skip``/``xfail``/``fail``/``exit``, ``KeyboardInterrupt`` and ``SystemExit`` raised by the
 body in the worker end the serving loop and are raised again in the parent, so they end tuning as
@@ -33,31 +29,21 @@ timer, so the numbers are the plugin's own; measured on 2 shared CPUs at load av
 start of about 2 s per tuned test (a fresh pytest collecting the test file and creating its
 fixtures), paid again after each crash or timeout. For kernels whose trials take milliseconds or
 more and budgets of tens of trials this is a few percent of a tuning run.
-
-A worker's private directory is named after the pytest process that owns it
-(``pytest-autotune-worker-<pid>-*`` in the temporary directory). A pytest killed with SIGKILL cannot
-remove it, so the first worker a later run starts removes the directories whose owner is no longer
-alive (:func:`remove_stale_worker_dirs`); those of live runs are never touched.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import re
-import shutil
-import signal
-import socket
-import subprocess
-import sys
-import tempfile
-import time
-from multiprocessing.connection import Connection
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_autotune.plugin.runner import BodyRun
-from pytest_autotune.plugin.worker_protocol import ENV_VAR, BodyEnded, TrialReply, TrialRequest, WorkerSpec
+from pytest_autotune.plugin.worker_launch import (
+    WORKER_DIR_PREFIX,
+    launch_worker,
+    remove_stale_worker_dirs,
+    worker_arguments,
+)
+from pytest_autotune.plugin.worker_protocol import ENV_VAR, BodyEnded, TrialReply, TrialRequest
 from pytest_autotune.tuning.worker import Launched, Worker, WorkerFailure
 
 if TYPE_CHECKING:
@@ -68,7 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "START_TIMEOUT",
-    "WORKER_DIR_PREFIX",
+    "WORKER_DIR_PREFIX",  # re-exported from worker_launch, as are the two functions below
     "IsolatedTrials",
     "remove_stale_worker_dirs",
     "worker_arguments",
@@ -76,124 +62,6 @@ __all__ = [
 
 #: Seconds a worker may take to collect and set up its test before it counts as failed.
 START_TIMEOUT: Final = 300.0
-
-#: Name prefix of a worker's private directory, followed by the owning pytest's pid and a dash.
-WORKER_DIR_PREFIX: Final = "pytest-autotune-worker-"
-_OWNED_DIR: Final = re.compile(re.escape(WORKER_DIR_PREFIX) + r"(\d+)-")
-_stale_dirs_checked = False
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's live process
-        return True
-    return True
-
-
-def remove_stale_worker_dirs(base: Path | None = None) -> list[Path]:
-    """Remove worker directories under ``base`` (the temporary directory) whose owner pid is dead.
-
-    Directories of live processes (this one included) and those not named by
-    :data:`WORKER_DIR_PREFIX` plus a pid are left alone. Returns the removed paths.
-    """
-    removed = []
-    for path in Path(base or tempfile.gettempdir()).glob(WORKER_DIR_PREFIX + "*"):
-        match = _OWNED_DIR.match(path.name)
-        if match is None or not path.is_dir() or path.is_symlink():
-            continue
-        pid = int(match.group(1))
-        if pid != os.getpid() and not _alive(pid):
-            shutil.rmtree(path, ignore_errors=True)
-            removed.append(path)
-    return removed
-
-
-def _private_dir() -> Path:
-    """A new private directory for a worker, named after this process (cleans stale ones once)."""
-    global _stale_dirs_checked
-    if not _stale_dirs_checked:
-        _stale_dirs_checked = True
-        remove_stale_worker_dirs()
-    return Path(tempfile.mkdtemp(prefix=f"{WORKER_DIR_PREFIX}{os.getpid()}-"))
-
-
-class _PopenChild:
-    """:class:`~pytest_autotune.tuning.isolation.Child` over a worker started in its own process group.
-
-    The exit status is read without reaping the process (``waitid`` with ``WNOWAIT``), so until
-    :meth:`kill` reaps it its process id, which is also its group's id, cannot be reused: killing
-    the group can never hit an unrelated process.
-    """
-
-    def __init__(self, process: subprocess.Popen[bytes]) -> None:
-        self._process = process
-        self._status: int | None = None
-
-    @property
-    def pid(self) -> int:
-        return self._process.pid
-
-    def exitcode(self) -> int | None:
-        if not hasattr(os, "waitid"):  # macOS: reaps; kill() then spares the group, whose id may be reused
-            return self._process.poll()
-        if self._status is None and self._process.returncode is None:
-            try:
-                info = os.waitid(os.P_PID, self._process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-            except ChildProcessError:
-                info = None
-            if info is not None:
-                exited = info.si_code == os.CLD_EXITED
-                self._status = info.si_status if exited else -info.si_status
-        return self._process.returncode if self._status is None else self._status
-
-    def kill(self) -> None:
-        if self._process.returncode is None:
-            with contextlib.suppress(OSError):
-                os.killpg(self._process.pid, signal.SIGKILL)  # the worker and what the body started
-            self._process.wait()
-
-    def wait(self, timeout: float) -> int | None:
-        deadline = time.monotonic() + timeout
-        while (code := self.exitcode()) is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        return code
-
-
-def _unneeded_plugins(item: pytest.Item) -> list[str]:
-    """Plugins the worker skips because the test cannot need them (they cost seconds to import)."""
-    if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
-        return []
-    return ["hypothesispytest"]  # acts on @given tests only; importing hypothesis takes ~1 s
-
-
-def worker_arguments(item: pytest.Item, private: Path) -> list[str]:
-    """Command line of a worker pytest for ``item`` (see the module docstring for what is forwarded)."""
-    config, nodeid = item.config, item.nodeid
-    option = config.option
-    args = [sys.executable, "-m", "pytest", str(config.rootpath / nodeid.split("::", 1)[0])]
-    args += ["--rootdir", str(config.rootpath), "-o", "addopts=", "-o", f"cache_dir={private / 'cache'}"]
-    if config.inipath is not None:
-        args += ["-c", str(config.inipath)]
-    for plugin in getattr(option, "plugins", None) or ():
-        args += ["-p", plugin]
-    args += [f"--import-mode={getattr(option, 'importmode', 'prepend')}"]
-    for override in getattr(option, "override_ini", None) or ():
-        args += ["-o", override]
-    for warning in getattr(option, "pythonwarnings", None) or ():
-        args += ["-W", warning]
-    if getattr(option, "confcutdir", None):
-        args += ["--confcutdir", str(option.confcutdir)]
-    if getattr(option, "noconftest", False):
-        args.append("--noconftest")
-    if getattr(option, "disable_plugin_autoload", False):
-        args.append("--disable-plugin-autoload")
-    for plugin in _unneeded_plugins(item):
-        args += ["-p", f"no:{plugin}"]
-    args += ["--basetemp", str(private / "tmp"), "-s", "-q", "--no-header", "-p", "no:randomly"]
-    return args
 
 
 class IsolatedTrials:
@@ -228,37 +96,7 @@ class IsolatedTrials:
         return env
 
     def _launch(self) -> Launched:
-        private = _private_dir()
-        parent_end, child_end = socket.socketpair()
-        watch_read, watch_write = os.pipe()
-        spec = WorkerSpec(self._nodeid, child_end.fileno(), watch_read)
-        log = private / "output.log"
-        try:
-            with open(log, "wb") as output:
-                process = subprocess.Popen(
-                    worker_arguments(self._item, private),
-                    cwd=self._config.invocation_params.dir,
-                    env={**self._env, ENV_VAR: spec.to_env()},
-                    stdin=subprocess.DEVNULL,
-                    stdout=output,
-                    stderr=subprocess.STDOUT,
-                    pass_fds=(child_end.fileno(), watch_read),
-                    start_new_session=True,  # a terminal's Ctrl-C reaches the parent only
-                )
-        except BaseException:
-            parent_end.close()
-            os.close(watch_write)
-            shutil.rmtree(private, ignore_errors=True)
-            raise
-        finally:
-            child_end.close()
-            os.close(watch_read)
-
-        def cleanup() -> None:
-            os.close(watch_write)  # the worker's watch thread sees EOF if it is still there
-            shutil.rmtree(private, ignore_errors=True)
-
-        return Launched(_PopenChild(process), Connection(parent_end.detach()), log, cleanup)
+        return launch_worker(self._item, env=self._env)
 
     def __call__(self, config: dict[str, Any], repeat: int) -> BodyRun:
         """Run one trial in the worker."""
@@ -267,7 +105,7 @@ class IsolatedTrials:
             return BodyRun(dict(config), (), reply.label, reply.detail)
         if isinstance(reply, BodyEnded):
             self.worker.stop()
-            _raise_ended(reply)
+            reply.raise_again()
         assert isinstance(reply, TrialReply)
         return BodyRun(dict(config), tuple(reply.samples), reply.label, reply.detail)
 
@@ -280,19 +118,3 @@ class IsolatedTrials:
 
     def __exit__(self, *exc: object) -> None:
         self.worker.__exit__(*exc)
-
-
-def _raise_ended(ended: BodyEnded) -> None:
-    import pytest
-
-    if ended.kind == "skip":
-        pytest.skip(ended.message)
-    if ended.kind == "xfail":
-        pytest.xfail(ended.message)
-    if ended.kind == "exit":
-        pytest.exit(ended.message)
-    if ended.kind == "interrupt":
-        raise KeyboardInterrupt(ended.message)
-    pytest.fail(
-        ended.message if ended.kind == "fail" else f"the test body raised {ended.message}", pytrace=False
-    )

@@ -1,4 +1,4 @@
-"""The messages between a tuning run and its trial worker (the process that calls the test body).
+"""The messages between the plugin and its workers (the processes that call a test's body).
 
 The parent side (:mod:`pytest_autotune.plugin.worker_parent`) starts a worker pytest with a
 :class:`WorkerSpec` in its environment and sends :class:`TrialRequest` objects; the worker side
@@ -6,6 +6,12 @@ The parent side (:mod:`pytest_autotune.plugin.worker_parent`) starts a worker py
 :class:`BodyEnded` when the body raised a pytest outcome or an interrupt that must end tuning.
 Kept apart from both sides so that the session, which only needs to know whether this process is
 a worker, imports neither.
+
+A worker in the ``compare`` role (:mod:`pytest_autotune.plugin.compare_worker`, one per side of
+``--autotune-compare``) answers :class:`CompareSetup` once with a :class:`SideSetup` (its committed
+configuration and the first run of the body), then each :class:`CompareMeasure` with a
+:class:`TrialReply` (another run of the body); when the test is not collected there it sends
+:class:`NotCollected` instead of getting ready.
 """
 
 from __future__ import annotations
@@ -18,26 +24,48 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 if TYPE_CHECKING:
     from pytest_autotune.outcome import Label
 
-__all__ = ["ENV_VAR", "BodyEnded", "EndKind", "TrialReply", "TrialRequest", "WorkerSpec"]
+__all__ = [
+    "ENV_VAR",
+    "BodyEnded",
+    "CompareMeasure",
+    "CompareSetup",
+    "EndKind",
+    "NotCollected",
+    "SideSetup",
+    "TrialReply",
+    "TrialRequest",
+    "WorkerRole",
+    "WorkerSpec",
+]
 
 #: Environment variable that puts a pytest process in trial-worker mode (JSON of :class:`WorkerSpec`).
 ENV_VAR: Final = "PYTEST_AUTOTUNE_TRIAL_WORKER"
 
 
 EndKind = Literal["skip", "xfail", "fail", "exit", "interrupt", "system-exit"]
+#: What a worker serves: tuning trials, or one side of a comparison.
+WorkerRole = Literal["trial", "compare"]
 
 
 @dataclass(frozen=True)
 class WorkerSpec:
-    """What a trial worker serves: one node id, over the channel and parent-watch descriptors."""
+    """What a worker serves: one node id in a role, over the channel and parent-watch descriptors."""
 
     nodeid: str
     channel_fd: int
     watch_fd: int
+    role: WorkerRole = "trial"
 
     def to_env(self) -> str:
         """The value of :data:`ENV_VAR`."""
-        return json.dumps({"nodeid": self.nodeid, "channel_fd": self.channel_fd, "watch_fd": self.watch_fd})
+        return json.dumps(
+            {
+                "nodeid": self.nodeid,
+                "channel_fd": self.channel_fd,
+                "watch_fd": self.watch_fd,
+                "role": self.role,
+            }
+        )
 
     @classmethod
     def from_environ(cls) -> WorkerSpec | None:
@@ -46,7 +74,8 @@ class WorkerSpec:
         if not text:
             return None
         data = json.loads(text)
-        return cls(str(data["nodeid"]), int(data["channel_fd"]), int(data["watch_fd"]))
+        role: WorkerRole = "compare" if data.get("role") == "compare" else "trial"
+        return cls(str(data["nodeid"]), int(data["channel_fd"]), int(data["watch_fd"]), role)
 
 
 @dataclass(frozen=True)
@@ -72,3 +101,54 @@ class BodyEnded:
 
     kind: EndKind
     message: str
+
+    def raise_again(self) -> None:
+        """Raise the outcome in the parent, as the body raised it in the worker."""
+        import pytest
+
+        if self.kind == "skip":
+            pytest.skip(self.message)
+        if self.kind == "xfail":
+            pytest.xfail(self.message)
+        if self.kind == "exit":
+            pytest.exit(self.message)
+        if self.kind == "interrupt":
+            raise KeyboardInterrupt(self.message)
+        text = self.message if self.kind == "fail" else f"the test body raised {self.message}"
+        pytest.fail(text, pytrace=False)
+
+
+@dataclass(frozen=True)
+class CompareSetup:
+    """Parent -> compare worker: run the body once with the side's committed configuration."""
+
+    repeat: int
+
+
+@dataclass(frozen=True)
+class SideSetup:
+    """Compare worker -> parent: the side's configuration, why it was chosen, and the first run.
+
+    ``state`` is the planning's (``committed``, ``missing``, ``stale``).
+    """
+
+    config: dict[str, Any]
+    state: str
+    reason: str
+    run: TrialReply
+
+
+@dataclass(frozen=True)
+class CompareMeasure:
+    """Parent -> compare worker: run the body again, ``warmup`` untimed and ``repeat`` timed calls per
+    ``autotune.measure`` (a warm-up the test sets itself wins)."""
+
+    repeat: int
+    warmup: int
+
+
+@dataclass(frozen=True)
+class NotCollected:
+    """Compare worker -> parent, instead of getting ready: its tree has no such test (``reason``)."""
+
+    reason: str

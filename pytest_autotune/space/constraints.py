@@ -16,6 +16,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_autotune.space.config_dict import bind_config_callable, dict_argument
 from pytest_autotune.space.errors import ConstraintError
 from pytest_autotune.space.safe_expression import check_restriction, restricted_namespace
 from pytest_autotune.space.source import compile_lambda, constant_names, function_namespace, locate
@@ -64,7 +65,9 @@ class Constraint:
     ``fn`` is called with keyword arguments named in ``reads``. ``owner`` is
     the parameter whose ``where=`` this is (None for a configuration-level
     constraint). ``expression`` holds the parsed expression when the
-    constraint came from a restriction string.
+    constraint came from a restriction string, or the rewritten body of a
+    callable that took the configuration as a dict (then ``fn`` is its
+    compiled form, whose globals are the namespace the expression reads).
     """
 
     fn: Callable[..., Any]
@@ -84,8 +87,16 @@ class Constraint:
     def from_callable(
         cls, fn: Callable[..., Any], *, names: Collection[str], owner: str | None = None
     ) -> Constraint:
-        """Wrap ``fn``; its argument names must be parameter names in ``names``."""
+        """Wrap ``fn``; its argument names must be parameter names in ``names``.
+
+        A callable taking the whole configuration as one dict (``lambda p: p["x"] > 1``, Kernel
+        Tuner style; see :mod:`pytest_autotune.space.config_dict`) is accepted too: it reads the
+        parameters it indexes, and its source text (hashed into ``space_hash``) stays as written.
+        """
         where = f"where= of parameter {owner!r}" if owner else f"constraint {getattr(fn, '__name__', fn)!r}"
+        if dict_argument(fn, names) is not None:
+            bound = bind_config_callable(fn, names, where=where, parameter=owner)
+            return cls(bound.by_name, bound.reads, callable_source(fn), owner, bound.expression)
         try:
             signature = inspect.signature(fn)
         except (TypeError, ValueError) as exc:

@@ -6,7 +6,8 @@ Layout (schema version 1)::
      "devices": {"<device key>": {"info": {...},
                                   "tests": {"<node id>": {"config": {...}, "space_hash": "...",
                                                           "baseline": {...}, "tuning": {...},
-                                                          "commit_info": {...}}}}}}
+                                                          "commit_info": {...},
+                                                          "history": {...}}}}}}
 
 The file is what a team commits and every later run trusts, so reading it, replacing it and
 changing it are kept apart, each in one module:

@@ -8,7 +8,10 @@ whole file is refused, and never overwritten. Entries are checked one by one whe
 (:mod:`pytest_autotune.store.reading`).
 
 :func:`dumps` is the canonical text (sorted keys, two-space indent, floats by ``repr``) shared by
-every writer, so that re-writing an unchanged entry yields the same bytes and diffs stay small.
+every writer, so that re-writing an unchanged entry yields the same bytes and diffs stay small. An
+entry's ``history`` is the one exception to one value per line: its ``params`` stand on one line
+and its ``trials`` and ``failures`` one row (one configuration) per line, so that a history of 64
+trials takes 64 lines and re-tuning a test changes only its own lines.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ __all__ = [
     "StoreError",
     "config_from_json",
     "dumps",
+    "entry_text",
     "entry_where",
     "read_document",
 ]
@@ -47,9 +51,49 @@ def dumps(data: Mapping[str, Any]) -> str:
 
     ``NaN`` and ``Infinity`` are allowed here only so that a damaged entry read from the file is
     written back as it was: every entry this package writes went through
-    :meth:`StoreEntry.from_json`, which refuses non-finite numbers.
+    :meth:`StoreEntry.from_json`, which refuses non-finite numbers. Outside histories the text is
+    exactly ``json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)``.
     """
-    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=True) + "\n"
+    return _encode(data, (), "") + "\n"
+
+
+def entry_text(entry: Mapping[str, Any]) -> str:
+    """The text of one entry's JSON as :func:`dumps` writes it inside the file (its size there)."""
+    return _encode(entry, ("devices", "", "tests", ""), " " * 8)
+
+
+def _scalar(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, allow_nan=True)
+
+
+def _encode(value: Any, path: tuple[str, ...], indent: str) -> str:
+    """``value`` at ``path`` (keys from the top), its first line already indented by ``indent``."""
+    inner = indent + "  "
+    if isinstance(value, dict) and value:
+        items = (
+            f"{inner}{_scalar(str(key))}: {_encode(value[key], (*path, str(key)), inner)}"
+            for key in sorted(value)
+        )
+        return "{\n" + ",\n".join(items) + f"\n{indent}}}"
+    if isinstance(value, list | tuple) and value:
+        layout = _history_layout(path)
+        if layout == "line":
+            return _scalar(value)
+        if layout == "rows":
+            return "[\n" + ",\n".join(f"{inner}{_scalar(row)}" for row in value) + f"\n{indent}]"
+        return (
+            "[\n"
+            + ",\n".join(f"{inner}{_encode(item, (*path, ''), inner)}" for item in value)
+            + f"\n{indent}]"
+        )
+    return _scalar(value)
+
+
+def _history_layout(path: tuple[str, ...]) -> str | None:
+    """``"line"`` or ``"rows"`` for the lists of an entry's history, else None (one value per line)."""
+    if len(path) != 6 or path[0] != "devices" or path[2] != "tests" or path[4] != "history":
+        return None
+    return {"params": "line", "trials": "rows", "failures": "rows"}.get(path[5])
 
 
 def config_from_json(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -261,7 +261,8 @@ class SequentialPlan:
 
     Looks happen after ``min_blocks``, then each time the count doubles, and at ``max_blocks``;
     measuring stops at the first decisive look, at ``max_blocks``, or when ``max_seconds`` have
-    passed (then with one last look at the blocks measured so far).
+    passed (then with one last look at the blocks measured so far). The time cap never stops
+    measuring before ``min_blocks``: fewer blocks than the first look could not decide anything.
     """
 
     min_blocks: int = 8
@@ -318,7 +319,7 @@ def measure_until_decided(
         time_a, time_b = measure_block(index)
         a.append(time_a)
         b.append(time_b)
-        out_of_time = clock() - start >= plan.max_seconds
+        out_of_time = len(a) >= plan.min_blocks and clock() - start >= plan.max_seconds
         if len(a) in looks or out_of_time:
             verdict = judge(a, b, tolerance=tolerance, confidence=level)
             if verdict.state != "inconclusive" or out_of_time or len(a) >= plan.max_blocks:

@@ -43,6 +43,10 @@ What the tuner guarantees, whatever the strategy does:
 * **Crashes in this process**: :meth:`Tuner.start` journals a trial as started
   before it runs; a resumed run records a started trial that never finished as
   a ``runtime`` failure (its process died with it) instead of running it again.
+* **Transfer sources** (``sources=[TransferSource, ...]``: what other devices or
+  parametrizations measured) go to the strategy's constructor when it accepts
+  ``sources``; otherwise the tuner evaluates their best configurations, mapped
+  into this space, first (:mod:`~pytest_autotune.tuning.warm_start`).
 
 This module is the loop; what it records and returns is in
 :mod:`~pytest_autotune.tuning.trials`, its bookkeeping in :mod:`~pytest_autotune.tuning.ledger`,
@@ -52,18 +56,20 @@ objective (:meth:`Tuner.run`) in :mod:`~pytest_autotune.tuning.evaluation`.
 
 from __future__ import annotations
 
+import inspect
 import numbers
 import os
 import time
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
 
 from pytest_autotune.outcome import Outcome
 from pytest_autotune.space.base import Config, Points, Space
-from pytest_autotune.strategies import make_strategy
+from pytest_autotune.strategies import get_strategy, make_strategy
 from pytest_autotune.strategies.base import SpaceExhausted, Strategy
+from pytest_autotune.strategies.sources import TransferSource
 from pytest_autotune.strategies.unseen import draw_unseen, key_of
 from pytest_autotune.tuning.abort import DEFAULT_ABORT, AbortCondition, AbortLike, TuningState, as_abort
 from pytest_autotune.tuning.evaluation import objective_outcome, run_objective
@@ -82,6 +88,7 @@ from pytest_autotune.tuning.resume import (
     unfinished_as_failures,
 )
 from pytest_autotune.tuning.trials import Trial, TrialRecord, TuningResult
+from pytest_autotune.tuning.warm_start import source_design
 
 __all__ = [
     "DEFAULT_STRATEGY",
@@ -109,6 +116,11 @@ def _strategy_name(strategy: Strategy) -> str:
     return str(getattr(type(strategy), "name", type(strategy).__name__))
 
 
+def _takes_sources(cls: type[Strategy]) -> bool:
+    """Whether the strategy's constructor accepts ``sources=`` (it learns from them itself)."""
+    return "sources" in inspect.signature(cls.__init__).parameters
+
+
 class Tuner:
     """The tuning loop over ``space`` with ``strategy`` (a registry name or an instance).
 
@@ -116,7 +128,9 @@ class Tuner:
     journal/resume, errors). ``abort`` defaults to
     :data:`~pytest_autotune.tuning.abort.DEFAULT_ABORT`; ``seed=None`` draws one
     (recorded in the result and journal). ``strategy_options`` are passed to
-    the strategy's constructor (only with a registry name).
+    the strategy's constructor (only with a registry name); so are ``sources``
+    when the constructor accepts them, else their best configurations are the
+    first trials (module docstring).
     """
 
     def __init__(
@@ -130,6 +144,7 @@ class Tuner:
         maximize: bool = False,
         strategy_options: Mapping[str, Any] | None = None,
         on_journal_mismatch: Literal["error", "restart"] = "error",
+        sources: Sequence[TransferSource] = (),
     ) -> None:
         if not isinstance(space, Space):
             raise TypeError(f"Tuner: expected a Space, got {type(space).__name__}")
@@ -160,15 +175,21 @@ class Tuner:
         self.seed = int(seed) if seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
         strategy_seq, fallback_seq = np.random.SeedSequence(self.seed).spawn(2)
         self._fallback_rng = np.random.default_rng(fallback_seq)
+        self.sources = tuple(sources)
+        takes = isinstance(strategy, str) and bool(self.sources) and _takes_sources(get_strategy(strategy))
         if isinstance(strategy, str):
+            given = {**options, "sources": self.sources} if takes else options
             self.strategy: Strategy = _make_strategy(
-                strategy, space, np.random.default_rng(strategy_seq), options
+                strategy, space, np.random.default_rng(strategy_seq), given
             )
             self.strategy_name = strategy
         else:
             self.strategy = strategy
             self.strategy_name = _strategy_name(strategy)
         self.strategy_options = options
+        #: The sources' best configurations, evaluated first when the strategy does not take them.
+        self.design = [] if takes else source_design(space, self.sources)
+        self._design_left = list(self.design)
 
         self._ledger = TrialLedger(maximize=self.maximize)  # its clock starts now
         self._next_number = 0
@@ -251,7 +272,13 @@ class Tuner:
 
     # -- ask / tell ------------------------------------------------------------------
     def _propose(self) -> Points | None:
-        """The strategy's next unseen proposal (re-telling known ones), else an unseen draw."""
+        """The next unseen configuration of the sources' design, else the strategy's next unseen
+        proposal (re-telling known ones), else an unseen draw."""
+        while self._design_left:
+            point = self.space.to_points([self._design_left.pop(0)])
+            key = key_of(point)
+            if self._ledger.told(key) is None and not self._ledger.is_pending(key):
+                return point
         for _ in range(MAX_KNOWN_PROPOSALS):
             try:
                 point = self.strategy.ask()

@@ -61,7 +61,15 @@ class WorkerFailure:
 
 
 class WorkerStartError(RuntimeError):
-    """A worker exited or stalled before it was ready; the message holds its output."""
+    """A worker exited or stalled before it was ready; the message holds its output.
+
+    ``reply`` is what the worker sent instead of getting ready (None when it sent nothing), e.g. a
+    message saying why it cannot serve.
+    """
+
+    def __init__(self, message: str, reply: Any = None) -> None:
+        super().__init__(message)
+        self.reply = reply
 
 
 def describe_exit(returncode: int) -> str:
@@ -228,7 +236,7 @@ class Worker:
             )
             detail = self._detail(f"the {self.name} {why} before running any trial", current, 0)
             self._discard()
-            raise WorkerStartError(detail)
+            raise WorkerStartError(detail, None if ready is _NO_REPLY else ready)
         self._ready_rss = ready.rss
         self.stats.start_seconds.append(time.perf_counter() - started)
         return current

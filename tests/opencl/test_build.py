@@ -66,13 +66,58 @@ def _read(queue, buffer, n):
     return out
 
 
-def test_defines_reach_the_kernel(context, queue) -> None:
-    program = build_program(context, SCALE_SOURCE, {"FACTOR": 3, "OFFSET": 0.5})
+@pytest.mark.parametrize(
+    ("style", "options", "prefix"),
+    [
+        ("source", (), "#define FACTOR 3\n#define OFFSET 0.5f\n#line 1\n"),
+        ("options", ("-DFACTOR=3", "-DOFFSET=0.5f"), ""),
+    ],
+)
+def test_defines_reach_the_kernel(context, queue, style, options, prefix) -> None:
+    program = build_program(context, SCALE_SOURCE, {"FACTOR": 3, "OFFSET": 0.5}, define_style=style)
     values = np.arange(64, dtype=np.float32)
     buffer = _buffer(context, values)
     program(queue, (64,), (16,), buffer).wait()  # the only kernel, called like a pyopencl kernel
     np.testing.assert_array_equal(_read(queue, buffer, 64), values * 3 + 0.5)
-    assert program.options == ("-DFACTOR=3", "-DOFFSET=0.5f")
+    assert program.options == options
+    assert program.source == prefix + SCALE_SOURCE  # the cache key is this text (and the options)
+
+
+# A parameter named like an OpenCL access qualifier: "-Dread_only=0" breaks the compiler's own
+# header (opencl-c.h declares image functions with read_only parameters), a #define line does not.
+KEYWORD_SOURCE = """
+__kernel void pick(__global float* x) {
+    const int i = get_global_id(0);
+    x[i] = read_only ? x[i] : x[i] * 2.0f + local;
+}
+"""
+
+
+def test_a_parameter_named_like_an_opencl_keyword_builds_as_a_define_line(context, queue) -> None:
+    values = np.linspace(-1, 1, 32, dtype=np.float32)
+    for read_only in (0, 1):
+        program = build_program(context, KEYWORD_SOURCE, {"read_only": read_only, "local": 0.25})
+        buffer = _buffer(context, values)
+        program(queue, (32,), (8,), buffer).wait()
+        expected = values if read_only else values * np.float32(2) + np.float32(0.25)
+        np.testing.assert_array_equal(_read(queue, buffer, 32), expected)
+    with pytest.raises(KernelBuildError) as info:
+        build_program(context, KEYWORD_SOURCE, {"read_only": 0, "local": 0.25}, define_style="options")
+    assert "opencl-c.h" in info.value.log  # the -D option reached the built-in header
+
+
+def test_build_errors_keep_the_line_numbers_of_the_source(context) -> None:
+    source = "__kernel void k(__global float* x) {\n\n    x[0] = MISSING;\n}\n"
+    with pytest.raises(KernelBuildError) as info:
+        build_program(context, source, {"A": 1, "B": 2})
+    assert ":3:" in info.value.log  # line 3 of the source, not of the source with the defines
+    assert info.value.defines == ("A=1", "B=2")
+    assert "#defines A=1 B=2" in str(info.value)
+
+
+def test_an_unknown_define_style_is_refused(context) -> None:
+    with pytest.raises(ValueError, match="define_style='src'; expected one of 'source', 'options'"):
+        build_program(context, SCALE_SOURCE, {"FACTOR": 1, "OFFSET": 1}, define_style="src")  # type: ignore[arg-type]
 
 
 def test_cache_hits_on_the_same_defines_in_any_order(context) -> None:
@@ -115,7 +160,7 @@ def test_build_failure_carries_the_log_and_is_a_compile_trial(context) -> None:
         build_program(context, SCALE_SOURCE, {"FACTOR": 2})  # OFFSET undefined
     error = info.value
     assert "OFFSET" in error.log
-    assert "-DFACTOR=2" in error.options
+    assert "FACTOR=2" in error.defines
     label, detail = classify_error(error)
     assert label == "compile"
     assert "OFFSET" in detail

@@ -1,9 +1,9 @@
-"""Configuration -> -D build options (pure Python, no OpenCL needed)."""
+"""Configuration -> #define lines or -D build options (pure Python, no OpenCL needed)."""
 
 import numpy as np
 import pytest
 
-from pytest_autotune.backends.opencl.defines import define_options
+from pytest_autotune.backends.opencl.defines import define_options, define_source
 
 
 def test_scalars_are_encoded_as_c_literals() -> None:
@@ -39,3 +39,30 @@ def test_permutations_become_one_macro_per_position() -> None:
 def test_bad_defines_are_rejected_naming_the_define(defines: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message.replace("(", r"\(")):
         define_options(defines)
+
+
+def test_define_lines_go_above_the_source_sorted_then_line_one() -> None:
+    defines = {"WPT": 4, "LOCAL": True, "ALPHA": 0.5, "read_only": 0, "ORDER": ("k", "i")}
+    text = define_source(defines, "body\n")
+    assert text == (
+        "#define ALPHA 0.5f\n#define LOCAL 1\n#define ORDER_0 k\n#define ORDER_1 i\n#define ORDER_LEN 2\n"
+        "#define WPT 4\n#define read_only 0\n#line 1\nbody\n"
+    )
+    assert define_source({}, "body") == "body"
+
+
+def test_define_lines_take_text_an_option_cannot() -> None:
+    assert define_source({"T": "unsigned int"}, "") == "#define T unsigned int\n#line 1\n"
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("a\nb", "cannot be a #define value"),
+        ("x \\", "does not end in a backslash"),
+        ("  ", "non-empty text"),
+    ],
+)
+def test_bad_define_line_values_are_rejected_naming_the_define(value: str, message: str) -> None:
+    with pytest.raises(ValueError, match=f"define 'T': .*{message}"):
+        define_source({"T": value}, "")

@@ -21,6 +21,8 @@ from typing import Any
 import hypothesis
 import pytest
 
+import pytest_autotune.backends.geometry
+import pytest_autotune.backends.launch_limits
 import pytest_autotune.plugin.execution
 import pytest_autotune.strategies.exhaustive
 import pytest_autotune.strategies.random_search

@@ -46,6 +46,7 @@ def test_t(autotune, n):
         ("--autotune-trial-timeout=0", "'0' is not a positive duration (use off for no limit)"),
         ("--autotune-trial-timeout=-3", "--autotune-trial-timeout: invalid trial_timeout='-3'"),
         ("--autotune-worker-memory=lots", "--autotune-worker-memory: invalid worker_memory='lots'"),
+        ("--autotune-transfer=on", "--autotune-transfer: invalid value 'on'; expected auto or off"),
     ],
 )
 def test_a_bad_option_is_a_usage_error_before_any_tuning(

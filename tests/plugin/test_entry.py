@@ -16,6 +16,7 @@ FULL: dict[str, Any] = {
     "baseline": {"median": 1e-4, "iqr": 0.0, "q1": 1e-4, "q3": 1e-4, "min": 9e-5, "rounds": 10, "unit": "s"},
     "tuning": {"trials": 5, "counts": {"ok": 4, "build": 1}, "strategy": "bo", "seed": None, "duration": 0.5},
     "commit_info": {"id": "deadbeef", "branch": "main", "dirty": False},
+    "metrics": {"GFLOP/s": 120.5, "error": -1e-7},
 }
 
 
@@ -61,6 +62,9 @@ def _with(path: str, value: Any) -> dict[str, Any]:
         ("tuning.seed", "1", "field 'tuning.seed' must be a non-negative integer"),
         ("tuning.duration", KeyError, "field 'tuning.duration' is missing"),
         ("commit_info.dirty", "no", "field 'commit_info.dirty' must be a boolean"),
+        ("metrics", [1.0], "field 'metrics' must be an object, got a list"),
+        ("metrics.GFLOP/s", "fast", "field 'metrics.GFLOP/s' must be a number, got a string 'fast'"),
+        ("metrics.GFLOP/s", math.nan, "field 'metrics.GFLOP/s' must be a finite number"),
     ],
 )
 def test_each_damaged_field_is_named(path: str, value: Any, message: str) -> None:

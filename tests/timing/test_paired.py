@@ -176,6 +176,19 @@ def test_driver_respects_the_time_cap() -> None:
     assert (verdict.state, verdict.blocks, clock.now) == ("inconclusive", 20, 20.0)
 
 
+def test_the_time_cap_never_stops_before_the_first_look() -> None:
+    """Slow blocks (past the cap after the first) still reach min_blocks, where a verdict is possible."""
+    clock = FakeClock()
+
+    def measure_block(index: int) -> tuple[float, float]:
+        clock.now += 10.0
+        return 1.0, 2.0
+
+    plan = SequentialPlan(min_blocks=8, max_blocks=64, max_seconds=5)
+    verdict = measure_until_decided(measure_block, plan, tolerance=0.05, clock=clock)
+    assert (verdict.state, verdict.blocks) == ("regression", 8)
+
+
 def test_driver_false_alarm_rate_on_unchanged_code() -> None:
     plan = SequentialPlan(min_blocks=8, max_blocks=64, max_seconds=60)
     runs = 300

@@ -1,4 +1,4 @@
-"""The OpenCL backend: devices, contexts and queues, builds with ``-D`` defines, events, errors.
+"""The OpenCL backend: devices, contexts and queues, builds with ``#define`` lines, events, errors.
 
 Importing this package is free: its public names load lazily (PEP 562), so the plugin can register
 the OpenCL fixtures and name the backend's class without importing pyopencl, which loads only when
@@ -8,7 +8,8 @@ a name that needs it is first used. The modules:
   keys and information, contexts, profiling queues, event times (imports pyopencl);
 * :mod:`~pytest_autotune.backends.opencl.build`: :func:`build_program`, cached per context, whose
   kernels check each launch against the device limits (imports pyopencl);
-* :mod:`~pytest_autotune.backends.opencl.defines`: the ``-D`` encoding of a configuration;
+* :mod:`~pytest_autotune.backends.opencl.defines`: a configuration as ``#define`` lines (the default)
+  or ``-D`` options;
 * :mod:`~pytest_autotune.backends.opencl.errors`: error types and their trial labels;
 * :mod:`~pytest_autotune.backends.opencl.limits`: the device limits as a
   :class:`~pytest_autotune.backends.base.DeviceLimits`;
@@ -43,6 +44,7 @@ _EXPORTS: dict[str, str] = {
     "build_program": "build",
     "clear_build_cache": "build",
     "define_options": "defines",
+    "define_source": "defines",
     "DeviceNotFoundError": "errors",
     "DeviceUnusableError": "errors",
     "KernelBuildError": "errors",
@@ -68,6 +70,7 @@ __all__ = [
     "create_context",
     "create_queue",
     "define_options",
+    "define_source",
     "device_info",
     "device_key",
     "device_limits",
@@ -93,7 +96,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         build_program,
         clear_build_cache,
     )
-    from pytest_autotune.backends.opencl.defines import define_options
+    from pytest_autotune.backends.opencl.defines import define_options, define_source
     from pytest_autotune.backends.opencl.device import (
         DeviceEntry,
         create_context,

@@ -14,12 +14,15 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pytest_autotune.backends import opencl as facade
 from pytest_autotune.backends.base import Backend, DeviceLimits
 from pytest_autotune.backends.opencl.errors import classify_error
 from pytest_autotune.outcome import Label
+
+if TYPE_CHECKING:
+    from pytest_autotune.backends.opencl.defines import DefineStyle
 
 __all__ = ["OpenCLBackend", "events_in"]
 
@@ -105,9 +108,13 @@ class OpenCLBackend(Backend):
         source: str,
         defines: Mapping[str, Any] | None = None,
         options: Sequence[str] = (),
+        *,
+        define_style: str | None = None,
     ) -> Any:
-        """:func:`build_program`: ``-D`` defines, cached per context, launches checked against limits."""
-        return facade.build_program(context, source, defines, options)
+        """:func:`build_program`: ``#define`` lines (``define_style="options"``: ``-D`` options),
+        cached per context, launches checked against limits."""
+        style = cast("DefineStyle", "source" if define_style is None else define_style)
+        return facade.build_program(context, source, defines, options, define_style=style)
 
     def clear_build_cache(self) -> None:
         """:func:`clear_build_cache`."""

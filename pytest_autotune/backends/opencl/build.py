@@ -1,8 +1,9 @@
 """Build OpenCL programs per configuration, cache them, and launch their kernels safely.
 
-:func:`build_program` compiles ``source`` with one ``-D`` option per define
-(encoding in :mod:`pytest_autotune.backends.opencl.defines`) and keeps the result in a
-bounded per-context cache keyed by (source, defines, options): re-running a
+:func:`build_program` compiles ``source`` with the defines as ``#define`` lines at its top (the
+default, as Kernel Tuner does) or as ``-D`` options (``define_style="options"``; encoding and the
+difference in :mod:`pytest_autotune.backends.opencl.defines`) and keeps the result in a bounded
+per-context cache keyed by the source compiled (defines included) and the options: re-running a
 configuration (finalist re-measurement, check mode) costs no compile.
 
 It returns a :class:`BuiltProgram`, which behaves like a ``pyopencl.Program``
@@ -30,7 +31,13 @@ from typing import Any
 import pyopencl as cl
 
 from pytest_autotune.backends.base import DeviceLimits
-from pytest_autotune.backends.opencl.defines import define_options
+from pytest_autotune.backends.opencl.defines import (
+    DEFINE_STYLES,
+    DefineStyle,
+    define_macros,
+    define_options,
+    define_source,
+)
 from pytest_autotune.backends.opencl.errors import (
     COMPILE_STATUS_CODES,
     KernelBuildError,
@@ -138,25 +145,38 @@ def build_program(
     source: str,
     defines: Mapping[str, object] | None = None,
     options: Sequence[str] = (),
+    *,
+    define_style: DefineStyle = "source",
 ) -> BuiltProgram:
-    """Build ``source`` for every device of ``context`` with ``-D`` defines, cached.
+    """Build ``source`` for every device of ``context`` with ``defines``, cached.
 
-    Raises :class:`KernelBuildError` (carrying the build log) when the
-    compiler rejects the program, and ``ValueError`` for a define that cannot
-    be encoded (naming it).
+    ``define_style="source"`` (the default) writes one ``#define`` line per define at the top of
+    the source (then ``#line 1``), so any identifier may name a define, OpenCL keywords such as
+    ``read_only`` included; ``"options"`` passes them as ``-D`` build options instead. Raises
+    :class:`KernelBuildError` (carrying the build log) when the compiler rejects the program, and
+    ``ValueError`` for a define that cannot be encoded (naming it) or an unknown style.
     """
     if not isinstance(source, str) or not source.strip():
         raise ValueError("build_program: source must be a non-empty string of OpenCL C")
     if isinstance(options, str):
         raise TypeError("build_program: options must be a sequence of strings, e.g. ['-cl-mad-enable']")
-    define_opts = define_options(defines or {})
+    if define_style not in DEFINE_STYLES:
+        expected = ", ".join(map(repr, DEFINE_STYLES))
+        raise ValueError(f"build_program: define_style={define_style!r}; expected one of {expected}")
+    defines = defines or {}
+    if define_style == "options":
+        define_opts, compiled = define_options(defines), source
+        shown: tuple[str, ...] = ()
+    else:
+        compiled, define_opts = define_source(defines, source), ()
+        shown = tuple(f"{macro}={text}" for macro, text in define_macros(defines, "source"))
     extra = tuple(str(option) for option in options)
-    key: _CacheKey = (hashlib.sha256(source.encode()).hexdigest(), tuple(sorted(define_opts)), extra)
+    key: _CacheKey = (hashlib.sha256(compiled.encode()).hexdigest(), tuple(sorted(define_opts)), extra)
     cached = _CACHE.get(context, key)
     if cached is not None:
         return cached
     all_options = [*define_opts, *extra]
-    raw = cl.Program(context, source)
+    raw = cl.Program(context, compiled)
     try:
         with warnings.catch_warnings():
             # pyopencl warns on any compiler output; a tuning run builds hundreds of variants.
@@ -167,8 +187,8 @@ def build_program(
         if status not in COMPILE_STATUS_CODES:
             raise
         log = build_log(raw, context.devices, fallback=str(exc))
-        raise KernelBuildError(log, all_options, status) from exc
-    program = BuiltProgram(raw, all_options)
+        raise KernelBuildError(log, all_options, status, defines=shown) from exc
+    program = BuiltProgram(raw, all_options, compiled)
     _CACHE.put(context, key, program)
     return program
 
@@ -258,12 +278,13 @@ class BuiltProgram:
     ``prg.name`` gives the kernel called ``name`` (created once, then reused);
     ``prg(queue, global_size, local_size, *args)`` launches the program's
     only kernel. ``raw`` is the ``pyopencl.Program``, ``options`` the build
-    options used.
+    options used, ``source`` the source compiled (with its ``#define`` lines).
     """
 
-    def __init__(self, program: cl.Program, options: Sequence[str]) -> None:
+    def __init__(self, program: cl.Program, options: Sequence[str], source: str = "") -> None:
         self.raw = program
         self.options = tuple(options)
+        self.source = source
         self.kernel_names: tuple[str, ...] = tuple(
             name for name in str(program.get_info(cl.program_info.KERNEL_NAMES)).split(";") if name
         )

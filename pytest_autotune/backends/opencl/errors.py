@@ -61,16 +61,27 @@ class DeviceUnusableError(RuntimeError):
 class KernelBuildError(RuntimeError):
     """An OpenCL program failed to build for a configuration.
 
-    ``log`` is the compiler's build log, ``options`` the build options used
-    (the ``-D`` defines included), ``status`` the OpenCL status code name.
+    ``log`` is the compiler's build log, ``options`` the build options used (``-D`` defines
+    included), ``defines`` the ``NAME=VALUE`` defines written into the source as ``#define`` lines,
+    ``status`` the OpenCL status code name.
     """
 
-    def __init__(self, log: str, options: Sequence[str], status: str = "BUILD_PROGRAM_FAILURE") -> None:
+    def __init__(
+        self,
+        log: str,
+        options: Sequence[str],
+        status: str = "BUILD_PROGRAM_FAILURE",
+        *,
+        defines: Sequence[str] = (),
+    ) -> None:
         self.log = log
         self.options = tuple(options)
+        self.defines = tuple(defines)
         self.status = status
-        shown = " ".join(self.options) or "(no options)"
-        super().__init__(f"OpenCL build failed ({status}) with options {shown}:\n{log_excerpt(log)}")
+        shown = f"options {' '.join(self.options) or '(none)'}"
+        if self.defines:
+            shown = f"#defines {' '.join(self.defines)} and {shown}"
+        super().__init__(f"OpenCL build failed ({status}) with {shown}:\n{log_excerpt(log)}")
 
 
 class LaunchError(RuntimeError):

@@ -63,10 +63,11 @@ class _TimedBuildAutotune(Autotune):
         *,
         defines: Mapping[str, Any] | None = None,
         options: Sequence[str] = (),
+        define_style: str | None = None,
     ) -> Any:
         start = time.perf_counter()
         try:
-            return super().build(context, source, defines=defines, options=options)
+            return super().build(context, source, defines=defines, options=options, define_style=define_style)
         finally:
             self.build_seconds += time.perf_counter() - start
 
@@ -141,6 +142,7 @@ class KernelTestObjective:
             tuning=True,
             sync=self.queue.finish,
             backend=get_backend("opencl"),
+            geometry=spec.geometry,
         )
         fixtures = {"autotune": self._autotune, "cl_context": self.context, "cl_queue": self.queue}
         self._arguments = {name: fixtures[name] for name in wanted}

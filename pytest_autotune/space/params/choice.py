@@ -38,7 +38,10 @@ class _FiniteValues(Param):
         try:
             lookup = {v: i for i, v in enumerate(values)}
         except TypeError as exc:
-            raise SpaceError(f"{type(self).__name__}: values must be hashable ({exc})") from exc
+            raise SpaceError(
+                f"{type(self).__name__}{tuple(values)!r}: values must be hashable ({exc}); "
+                "write a list value as a tuple, e.g. (1, 2)"
+            ) from exc
         if len(lookup) != len(values):
             raise SpaceError(f"{type(self).__name__}{tuple(values)!r}: duplicate values")
         self._values = tuple(values)
@@ -96,14 +99,39 @@ def _as_array(values: Sequence[Any]) -> NDArray[Any]:
     return array
 
 
+def _listed(kind: str, values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The values of ``Set(16, 32)``, also given as one list (``Set([16, 32])``, as Kernel Tuner
+    writes them), ``range`` or one-dimensional numpy array. A single tuple stays one value of a
+    ``Categorical`` (tuples are values); for a ``Set`` it is refused with the spellings to use."""
+    if len(values) != 1:
+        return values
+    only = values[0]
+    if isinstance(only, (list, range)):
+        return tuple(only)
+    if type(only).__module__ == "numpy" and getattr(only, "ndim", None) == 1:
+        return tuple(only.tolist())
+    if isinstance(only, tuple) and kind == "Set":
+        shown = ", ".join(map(repr, only))
+        raise SpaceError(
+            f"Set({only!r}): one tuple is ambiguous; write Set({shown}) or Set([{shown}]) for "
+            f"{len(only)} values, or Set([{only!r}]) for the tuple as one value"
+        )
+    return values
+
+
 class Set(_FiniteValues):
-    """An explicit set of values; numeric sets are ordered ascending."""
+    """An explicit set of values; numeric sets are ordered ascending.
+
+    ``Set(16, 32, 64)`` and ``Set([16, 32, 64])`` (one list, as Kernel Tuner writes it; also a
+    ``range`` or a numpy array) are the same.
+    """
 
     kind = "set"
 
     def __init__(
         self, *values: Any, where: Callable[..., Any] | None = None, default: Any = NO_DEFAULT
     ) -> None:
+        values = _listed("Set", values)
         numeric = len(values) > 0 and all(_is_number(v) for v in values)
         ordered_values = sorted(values) if numeric else list(values)
         super().__init__(ordered_values, where=where, default=default)
@@ -125,14 +153,18 @@ class Set(_FiniteValues):
 
 
 class Categorical(_FiniteValues):
-    """Unordered choices (Hamming distance in the model), e.g. strings."""
+    """Unordered choices (Hamming distance in the model), e.g. strings.
+
+    ``Categorical("a", "b")`` and ``Categorical(["a", "b"])`` are the same; a single tuple is one
+    value (``Categorical(("k", "i"))``).
+    """
 
     kind = "categorical"
 
     def __init__(
         self, *values: Hashable, where: Callable[..., Any] | None = None, default: Any = NO_DEFAULT
     ) -> None:
-        super().__init__(list(values), where=where, default=default)
+        super().__init__(list(_listed("Categorical", values)), where=where, default=default)
         self._check_default()
 
     def describe(self) -> str:

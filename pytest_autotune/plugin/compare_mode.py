@@ -1,0 +1,305 @@
+"""``--autotune-compare=REF``: a tunable test at the commit REF (A) against the working tree (B).
+
+:func:`compare_item` replaces the plain check of one test:
+
+1. **Trees.** REF's files are exported once per session (:mod:`pytest_autotune.plugin.git_ref`,
+   removed at the end). A test whose file is not in REF's tree is skipped as new.
+2. **A pair of workers** (:func:`~pytest_autotune.plugin.compare_pair.run_pair`), one per tree.
+   Each collects the test from its own tree (test module, kernel sources, ``conftest.py``), with
+   the pytest-autotune installed here, and plans it as a plain run would: the configuration that
+   tree's ``autotune.json`` commits for this device, else the declared defaults (said in the
+   report). Each runs the body once, asserts included: a failure of the working tree fails the
+   test; a test REF lacks or cannot run is skipped, naming why. Then ABBA blocks until the paired
+   ratio's interval decides or the time cap (``--autotune-compare-max-time``) is spent.
+3. **Confirmation.** Two processes running the same code can differ by several percent for their
+   whole life (on a loaded 2-vCPU machine, up to 20% for the example kernels), which no number of
+   blocks averages out. So a regression found by the first pair is measured again by a fresh
+   pair, with a time cap of its own, and fails the test only when that pair finds it too; the
+   blocks of both pairs are then judged together for the reported ratio. Otherwise the verdict is
+   inconclusive, and the report gives both pairs' ratios.
+4. **Verdict** (:func:`~pytest_autotune.timing.paired.judge`): the Hodges-Lehmann ratio B/A with its
+   interval. ``regression`` (the interval lies above ``1 + compare_tolerance``) fails the test
+   (a warning under ``--autotune-check=warn``, nothing under ``off``);
+   ``inconclusive`` is a warning unless ``--autotune-compare-strict``; ``pass`` passes.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import pytest
+
+from pytest_autotune.plugin.compare_pair import PairRun, SideSpec, SideTimes, run_pair
+from pytest_autotune.plugin.compare_side import SideError
+from pytest_autotune.plugin.git_ref import RefTree, export_tree, uncommitted
+from pytest_autotune.plugin.results import AutotuneResult
+from pytest_autotune.plugin.worker_protocol import ENV_VAR, SideSetup
+from pytest_autotune.timing.measure import Stats
+from pytest_autotune.timing.paired import PairedVerdict, judge
+from pytest_autotune.warning_types import AutotuneInconclusiveWarning, AutotuneRegressionWarning
+
+if TYPE_CHECKING:
+    from pytest_autotune.plugin.options import Settings
+    from pytest_autotune.plugin.planning import ItemPlan
+    from pytest_autotune.plugin.session import AutotuneSession
+    from pytest_autotune.policy import Policy
+
+__all__ = ["CompareContext", "compare_context", "compare_item"]
+
+#: Environment variables a side's worker does not inherit (they would make it tune, compare or write).
+_NOT_INHERITED: Final = frozenset(
+    {
+        "PYTEST_ADDOPTS",
+        ENV_VAR,
+        "PYTEST_AUTOTUNE",
+        "PYTEST_AUTOTUNE_UPDATE_BASELINE",
+        "PYTEST_AUTOTUNE_PRUNE",
+        "PYTEST_AUTOTUNE_JSON",
+        "PYTEST_AUTOTUNE_REPORT_MD",
+        "PYTEST_AUTOTUNE_CACHE",
+        "PYTEST_AUTOTUNE_DEVICE",
+    }
+)
+
+
+@dataclass
+class CompareContext:
+    """What every comparison of the session shares: REF's exported tree and where things are in it.
+
+    ``root`` is REF's counterpart of the rootdir, ``ref_cache`` REF's ``autotune.json`` (None when
+    the store lies outside the repository: both sides then read the same file), ``notes`` what the
+    report says once (e.g. uncommitted changes to the working tree's ``autotune.json``).
+    """
+
+    ref: str
+    commit: str
+    tree: RefTree
+    root: Path
+    ref_cache: Path | None
+    notes: list[str] = field(default_factory=list)
+
+
+_CONTEXT: Final = pytest.StashKey[CompareContext]()
+
+
+def compare_context(session: AutotuneSession) -> CompareContext:
+    """The session's :class:`CompareContext`; REF's tree is exported on first use, removed at the end."""
+    config = session.config
+    found = config.stash.get(_CONTEXT, None)
+    if found is not None:
+        return found
+    resolved = session.compare
+    assert resolved is not None, "compare_context outside --autotune-compare"
+    tree = export_tree(resolved)
+    config.add_cleanup(tree.close)
+    cache = session.settings.cache_path
+    ref_cache = tree.mirror(cache)
+    root = tree.mirror(session.rootpath) or tree.path
+    context = CompareContext(resolved.ref, resolved.commit, tree, root, ref_cache)
+    if ref_cache is None:
+        context.notes.append(f"{cache} lies outside the git repository: both sides use it")
+    elif uncommitted(resolved.toplevel, cache):
+        context.notes.append(
+            f"{cache.name} has uncommitted changes: the working tree's side uses them as they are"
+        )
+    config.stash[_CONTEXT] = context
+    return context
+
+
+def _side_environment(session: AutotuneSession, plan: ItemPlan, cache: Path) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in _NOT_INHERITED and not k.startswith("PYTEST_AUTOTUNE_COMPARE")
+    }
+    env["PYTEST_AUTOTUNE_CACHE"] = str(cache)
+    spec = session.devices.spec_for(plan.device)  # the very same device (None: the host)
+    if spec is not None:
+        env["PYTEST_AUTOTUNE_DEVICE"] = spec
+    return env
+
+
+def _side_info(setup: SideSetup) -> dict[str, Any]:
+    return {"config": setup.config, "state": setup.state, "reason": setup.reason}
+
+
+def _describe_side(name: str, info: dict[str, Any]) -> str:
+    what = "committed" if info["state"] == "committed" else f"{info['state']}: {info['reason']}"
+    return f"{name} {info['config']} ({what})"
+
+
+@dataclass
+class _Outcome:
+    """What :func:`compare_item` hands to the plugin: the result, and a failure or a skip reason."""
+
+    result: AutotuneResult
+    failure: str | None = None
+    skip: str | None = None
+
+    def skipped(self, reason: str, started: float) -> _Outcome:
+        self.result.message = reason
+        assert self.result.compare is not None
+        self.result.compare.update(reason=reason, seconds=round(time.monotonic() - started, 3))
+        self.skip = reason
+        return self
+
+    def as_tuple(self) -> tuple[AutotuneResult, str | None, str | None]:
+        return self.result, self.failure, self.skip
+
+
+def _result(item: pytest.Item, plan: ItemPlan, ref: str) -> AutotuneResult:
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return AutotuneResult(
+        nodeid=item.nodeid,
+        name=item.name,
+        device=plan.device,
+        mode="compare",
+        state="skipped",
+        config={},
+        unit=plan.policy.unit,
+        params={k: repr(v) for k, v in params.items()},
+        compare={"verdict": "skipped", "ref": ref},
+    )
+
+
+def _pair_summary(pair: PairRun) -> dict[str, Any]:
+    verdict = pair.verdict
+    return {
+        "verdict": verdict.state,
+        "ratio": verdict.ratio,
+        "low": verdict.low,
+        "high": verdict.high,
+        "blocks": verdict.blocks,
+    }
+
+
+def _pooled(pairs: list[PairRun], tolerance: float, maximize: bool) -> tuple[PairedVerdict, SideTimes]:
+    """The blocks of every pair judged together: a regression when every pair found one and the
+    pooled interval shows it too, else inconclusive (only regressions are measured by a second pair)."""
+    times = SideTimes([t for p in pairs for t in p.times.a], [t for p in pairs for t in p.times.b])
+    a, b = (times.b, times.a) if maximize else (times.a, times.b)
+    confidence = min(p.verdict.confidence for p in pairs)
+    verdict = judge(a, b, tolerance=tolerance, confidence=confidence)
+    agreed = verdict.state == "regression" and all(p.verdict.state == "regression" for p in pairs)
+    return replace(verdict, state="regression" if agreed else "inconclusive", faster=False), times
+
+
+def compare_item(
+    session: AutotuneSession, item: pytest.Function, plan: ItemPlan
+) -> tuple[AutotuneResult, str | None, str | None]:
+    """Compare ``item`` at REF and in the working tree: ``(result, failure, skip reason)``.
+
+    A pytest outcome raised by the working tree's body (``pytest.skip``, ``pytest.fail``, ...) is
+    raised again here.
+    """
+    started = time.monotonic()
+    context = compare_context(session)
+    ref, settings, policy = context.ref, session.settings, plan.policy
+    outcome = _Outcome(_result(item, plan, ref))
+    path = item.nodeid.split("::", 1)[0]
+    if not (context.root / path).is_file():
+        return outcome.skipped(f"new test: {path} does not exist at {ref}", started).as_tuple()
+    ref_side = SideSpec(
+        f"REF {ref}", context.root, _side_environment(session, plan, context.ref_cache or settings.cache_path)
+    )
+    working_side = SideSpec("the working tree", None, _side_environment(session, plan, settings.cache_path))
+    pairs: list[PairRun] = []
+    while not pairs or (pairs[-1].verdict.state == "regression" and len(pairs) < 2):
+        begun = time.monotonic()
+        try:
+            pairs.append(
+                run_pair(
+                    item,
+                    ref_side,
+                    working_side,
+                    timeout=policy.trial_timeout,
+                    tolerance=policy.compare_tolerance,
+                    seconds=settings.compare_max_time - (begun - started if not pairs else 0.0),
+                    maximize=policy.maximize,
+                    calibrate=policy.objective == "time",
+                )
+            )
+        except SideError as exc:
+            if exc.side == ref_side.name:
+                why = "new test" if exc.kind == "missing" else "cannot run it at REF"
+                return outcome.skipped(f"{why}: {exc}", started).as_tuple()
+            if exc.ended is not None:
+                exc.ended.raise_again()
+            outcome.failure = f"cannot run the working tree's test: {exc}"
+            return outcome.as_tuple()
+        outcome.result.config = dict(pairs[-1].setups[1].config)
+    return _judged(outcome, context, pairs, time.monotonic() - started, settings, policy).as_tuple()
+
+
+def _judged(
+    outcome: _Outcome,
+    context: CompareContext,
+    pairs: list[PairRun],
+    seconds: float,
+    settings: Settings,
+    policy: Policy,
+) -> _Outcome:
+    result, first, maximize = outcome.result, pairs[0], policy.maximize
+    verdict, times = (
+        (first.verdict, first.times) if len(pairs) == 1 else _pooled(pairs, first.verdict.tolerance, maximize)
+    )
+    sides = {"ref": _side_info(first.setups[0]), "working": _side_info(first.setups[1])}
+    state = verdict.state
+    result.state = "faster" if verdict.faster else "passed" if state == "pass" else state
+    result.stats = Stats.of(times.b).to_dict()
+    result.baseline = Stats.of(times.a).baseline(result.unit)
+    assert result.compare is not None
+    result.compare.update(
+        verdict=state,
+        ratio=verdict.ratio,
+        low=verdict.low,
+        high=verdict.high,
+        blocks=verdict.blocks,
+        seconds=round(seconds, 3),
+        tolerance=verdict.tolerance,
+        confidence=verdict.confidence,
+        faster=verdict.faster,
+        commit=context.commit,
+        repeat=first.procedure.repeat,
+        warmup=first.procedure.warmup,
+        pairs=[_pair_summary(pair) for pair in pairs],
+        sides=sides,
+        notes=list(context.notes),
+        times={"ref": times.a, "working": times.b},
+    )
+    configs = f"{_describe_side('REF', sides['ref'])}; {_describe_side('working tree', sides['working'])}"
+    where = f"{context.ref} ({context.commit[:12]})"
+    confirmed = " (found by two pairs of workers)" if len(pairs) > 1 else ""
+    if state == "regression":
+        result.message = (
+            f"slower than {where}: ratio {verdict.describe()}{confirmed}; {configs}.\n"
+            "  expected? accept it with a larger tolerance: @tunable(compare_tolerance=...) or "
+            "--autotune-compare-tolerance"
+        )
+        if policy.check == "fail":
+            outcome.failure = f"performance regression: {result.message}"
+        elif policy.check == "warn":
+            warnings.warn(AutotuneRegressionWarning(f"{result.nodeid}: {result.message}"), stacklevel=2)
+    elif state == "inconclusive":
+        unconfirmed = (
+            f"; a fresh pair of workers did not confirm the first pair's regression "
+            f"({pairs[0].verdict.describe()}; then {pairs[-1].verdict.describe()})"
+            if len(pairs) > 1
+            else ""
+        )
+        result.message = (
+            f"comparison with {where} inconclusive after {seconds:.0f}s: ratio {verdict.describe()}"
+            f"{unconfirmed}; {configs}; measure longer with --autotune-compare-max-time"
+        )
+        if settings.compare_strict:
+            outcome.failure = f"{result.message} (--autotune-compare-strict)"
+        else:
+            warnings.warn(AutotuneInconclusiveWarning(f"{result.nodeid}: {result.message}"), stacklevel=2)
+    else:
+        result.message = f"ratio {verdict.describe()}; {configs}"
+    return outcome

@@ -1,0 +1,209 @@
+"""One pair of workers for ``--autotune-compare``, measured to a verdict.
+
+:func:`run_pair` starts the two sides at once (:mod:`pytest_autotune.plugin.compare_side`: REF's
+tree and the working tree), runs each body once, asserts included, then measures them against each
+other (:func:`measure_sides`):
+
+* A measurement is one more run of the body in a side's worker, and counts as the median of the
+  samples its ``autotune.measure`` took. Running the whole body each time gives each measurement
+  fresh inputs and buffers: A-vs-A pairs that re-timed one run's buffers differed by 10-28% per
+  process pair on a loaded machine.
+* Both sides measure alike: a warm-up block (dropped) calibrates the :class:`Procedure`, the timed
+  calls per ``autotune.measure`` (about :data:`MEASUREMENT_SECONDS` of them on the slower side) and
+  the untimed warm-up call before them (none for long calls); then blocks of one A and one B
+  measurement in ABBA order (:func:`~pytest_autotune.timing.paired.block_order`) follow until
+  :func:`~pytest_autotune.timing.paired.measure_until_decided` decides or the time is spent.
+
+For an objective that is maximised (``autotune.record``ed throughput, say) the judged ratio is A/B,
+so that above 1 still means worse. A side that cannot be run comes back as a
+:class:`~pytest_autotune.plugin.compare_side.SideError` naming it.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from pytest_autotune.plugin.compare_side import CompareSide, SideError
+from pytest_autotune.plugin.worker_protocol import SideSetup
+from pytest_autotune.timing.paired import PairedVerdict, SequentialPlan, block_order, measure_until_decided
+
+if TYPE_CHECKING:
+    import pytest
+
+__all__ = [
+    "CONFIDENCE",
+    "MEASUREMENT_SECONDS",
+    "PairRun",
+    "Procedure",
+    "SideSpec",
+    "SideTimes",
+    "measure_sides",
+    "run_pair",
+]
+
+#: Confidence of the ratio's two-sided interval (split across the sequential looks).
+CONFIDENCE: Final = 0.95
+#: Seconds of timed calls one measurement aims at (``repeat`` x the time of one call).
+MEASUREMENT_SECONDS: Final = 0.25
+#: Calls at least this long get no warm-up call before each measurement.
+LONG_CALL: Final = 0.1
+#: Most timed calls per ``autotune.measure`` (for very short calls).
+MAX_REPEAT: Final = 50
+#: Blocks measured and dropped before the judged ones (they also calibrate ``repeat``).
+WARMUP_BLOCKS: Final = 1
+#: Timed calls per ``autotune.measure`` in the warm-up blocks.
+CALIBRATION_REPEAT: Final = 2
+#: The sequential plan's first look and its block cap (looks at 8, 16 and 32 blocks).
+MIN_BLOCKS: Final = 8
+MAX_BLOCKS: Final = 32
+
+
+@dataclass(frozen=True)
+class Procedure:
+    """How each measurement is taken, alike on both sides: ``warmup`` untimed and ``repeat`` timed
+    calls per ``autotune.measure`` (a warm-up the test sets itself wins)."""
+
+    repeat: int
+    warmup: int = 1
+
+    @classmethod
+    def for_calls(cls, seconds: float) -> Procedure:
+        """The procedure for calls of ``seconds`` each (the slower side's, from the warm-up block).
+
+        Calls of :data:`LONG_CALL` or more get no warm-up call: what it would warm (caches, the
+        device's threads) is a negligible part of them, and it would double the time they cost.
+        """
+        if not (math.isfinite(seconds) and seconds > 0):
+            return cls(1)
+        repeat = max(1, min(MAX_REPEAT, round(MEASUREMENT_SECONDS / seconds)))
+        return cls(repeat, 0 if seconds >= LONG_CALL else 1)
+
+
+@dataclass(frozen=True)
+class SideTimes:
+    """The judged measurements (medians) of both sides, in block order."""
+
+    a: list[float]
+    b: list[float]
+
+
+def measure_sides(
+    measure_a: Callable[[int, int], Sequence[float]],
+    measure_b: Callable[[int, int], Sequence[float]],
+    *,
+    tolerance: float,
+    seconds: float,
+    maximize: bool = False,
+    calibrate: bool = True,
+    clock: Callable[[], float] = time.monotonic,
+) -> tuple[PairedVerdict, SideTimes, Procedure]:
+    """Warm-up blocks, then ABBA blocks until decided or ``seconds`` are spent (module docstring).
+
+    ``measure_a(repeat, warmup)``/``measure_b(repeat, warmup)`` take one measurement of their side
+    and return its samples. The warm-up blocks use :data:`CALIBRATION_REPEAT` calls and, with
+    ``calibrate``, choose the :class:`Procedure` of the judged blocks from the slower side's median.
+    """
+    start = clock()
+    times = SideTimes([], [])
+    measure = {"A": measure_a, "B": measure_b}
+    procedure = Procedure(CALIBRATION_REPEAT)
+
+    def block(index: int) -> tuple[float, float]:
+        values: dict[str, float] = {}
+        for side in block_order(index):
+            values[side] = statistics.median(measure[side](procedure.repeat, procedure.warmup))
+        return values["A"], values["B"]
+
+    warm = [block(index) for index in range(WARMUP_BLOCKS)]
+    if calibrate:
+        procedure = Procedure.for_calls(max(max(pair) for pair in warm))
+
+    def judged_block(index: int) -> tuple[float, float]:
+        a, b = block(index + WARMUP_BLOCKS)
+        times.a.append(a)
+        times.b.append(b)
+        return (b, a) if maximize else (a, b)  # judged as cost: above 1 is worse
+
+    remaining = max(seconds - (clock() - start), 1e-3)
+    plan = SequentialPlan(MIN_BLOCKS, MAX_BLOCKS, remaining)
+    verdict = measure_until_decided(
+        judged_block, plan, tolerance=tolerance, confidence=CONFIDENCE, clock=clock
+    )
+    return verdict, times, procedure
+
+
+def _start(sides: Sequence[CompareSide], repeat: int) -> list[SideSetup | SideError]:
+    """Start both workers at once and run each body once; a side's problem comes back as its error."""
+
+    def setup(side: CompareSide) -> SideSetup | SideError:
+        try:
+            return side.setup(repeat)
+        except SideError as exc:
+            return exc
+
+    with ThreadPoolExecutor(max_workers=len(sides)) as pool:
+        return list(pool.map(setup, sides))
+
+
+@dataclass(frozen=True)
+class PairRun:
+    """What one pair of workers found: each side's setup, the verdict, the judged times, the procedure."""
+
+    setups: tuple[SideSetup, SideSetup]
+    verdict: PairedVerdict
+    times: SideTimes
+    procedure: Procedure
+
+
+@dataclass(frozen=True)
+class SideSpec:
+    """Where a side's worker runs from (``root`` None: the working tree) and its environment."""
+
+    name: str
+    root: Path | None
+    env: dict[str, str]
+
+
+def run_pair(
+    item: pytest.Item,
+    ref: SideSpec,
+    working: SideSpec,
+    *,
+    timeout: float | None,
+    tolerance: float,
+    seconds: float,
+    maximize: bool,
+    calibrate: bool,
+) -> PairRun:
+    """Start both sides, run each body once, and measure them against each other for up to ``seconds``.
+
+    Raises :class:`~pytest_autotune.plugin.compare_side.SideError` when a side cannot be run or
+    measured (the working tree's first).
+    """
+    started = time.monotonic()
+    with (
+        CompareSide(item, name=ref.name, root=ref.root, env=ref.env, timeout=timeout) as side_a,
+        CompareSide(item, name=working.name, root=working.root, env=working.env, timeout=timeout) as side_b,
+    ):
+        setup_a, setup_b = _start((side_a, side_b), repeat=1)
+        for setup in (setup_b, setup_a):
+            if isinstance(setup, SideError):
+                raise setup
+        assert isinstance(setup_a, SideSetup)
+        assert isinstance(setup_b, SideSetup)
+        verdict, times, procedure = measure_sides(
+            side_a.measure,
+            side_b.measure,
+            tolerance=tolerance,
+            seconds=seconds - (time.monotonic() - started),
+            maximize=maximize,
+            calibrate=calibrate,
+        )
+    return PairRun((setup_a, setup_b), verdict, times, procedure)

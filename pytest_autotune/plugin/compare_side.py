@@ -1,0 +1,131 @@
+"""The parent side of one side of ``--autotune-compare``: a worker pytest that runs the test from one tree.
+
+A :class:`CompareSide` starts a worker in the ``compare`` role
+(:mod:`pytest_autotune.plugin.compare_worker`) from the reference commit's tree (``root``) or from
+the working tree (``root`` None), asks it to run the body once (:meth:`CompareSide.setup`) and then
+again for each measurement (:meth:`CompareSide.measure`). The worker machinery is the trial workers' own
+(:class:`~pytest_autotune.tuning.worker.Worker`): a crash or hang of the body ends in a
+:class:`SideError`, not in a crash of pytest. Every problem comes back as a :class:`SideError`
+whose ``kind`` lets the caller choose between skipping and failing the test: ``missing`` (the
+tree has no such test), ``ended`` (the body raised a pytest outcome, kept in ``ended``) and
+``failed`` (a failed assert, an exception, a crash, a hang, a worker that could not start).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from pytest_autotune.plugin.worker_launch import launch_worker
+from pytest_autotune.plugin.worker_protocol import (
+    BodyEnded,
+    CompareMeasure,
+    CompareSetup,
+    NotCollected,
+    SideSetup,
+    TrialReply,
+)
+from pytest_autotune.tuning.worker import Launched, Worker, WorkerFailure, WorkerStartError
+
+if TYPE_CHECKING:
+    import pytest
+
+__all__ = ["START_TIMEOUT", "CompareSide", "SideError"]
+
+#: Seconds a side's worker may take to collect and set up its test.
+START_TIMEOUT: Final = 300.0
+
+
+class SideError(Exception):
+    """Side ``side`` cannot be measured; ``kind``: ``missing``, ``ended`` or ``failed`` (module docstring).
+
+    The message starts with the side's name.
+    """
+
+    def __init__(
+        self,
+        side: str,
+        kind: Literal["missing", "ended", "failed"],
+        message: str,
+        ended: BodyEnded | None = None,
+    ) -> None:
+        super().__init__(f"{side}: {message}")
+        self.side = side
+        self.kind = kind
+        self.ended = ended
+
+
+class CompareSide:
+    """One side of a comparison, served by a worker process (see the module docstring).
+
+    ``name`` names the side in messages (``REF origin/main``, ``the working tree``); ``env`` is the
+    worker's environment; ``timeout`` limits each request (None: no limit). Use it as a context
+    manager: leaving stops the worker.
+    """
+
+    def __init__(
+        self,
+        item: pytest.Item,
+        *,
+        name: str,
+        root: Path | None,
+        env: dict[str, str],
+        timeout: float | None,
+    ) -> None:
+        self.item = item
+        self.name = name
+        self.root = root
+        self.env = env
+        self.worker = Worker(
+            self._launch, timeout=timeout, start_timeout=START_TIMEOUT, name=f"{name} worker"
+        )
+
+    def _launch(self) -> Launched:
+        return launch_worker(self.item, env=self.env, role="compare", root=self.root)
+
+    def _request(self, message: Any) -> Any:
+        try:
+            reply = self.worker.request(message)
+        except WorkerStartError as exc:
+            if isinstance(exc.reply, NotCollected):
+                raise SideError(self.name, "missing", exc.reply.reason) from None
+            raise SideError(self.name, "failed", str(exc)) from None
+        if isinstance(reply, WorkerFailure):
+            raise SideError(self.name, "failed", reply.detail)
+        if isinstance(reply, BodyEnded):
+            self.worker.stop()
+            raise SideError(self.name, "ended", f"the test ended with {reply.kind}: {reply.message}", reply)
+        return reply
+
+    def _samples(self, run: TrialReply) -> tuple[float, ...]:
+        if run.label != "ok":
+            raise SideError(self.name, "failed", f"the test failed ({run.label}): {run.detail}")
+        if not run.samples:
+            raise SideError(
+                self.name, "failed", "the test never called autotune.measure() or autotune.record()"
+            )
+        return run.samples
+
+    def setup(self, repeat: int) -> SideSetup:
+        """Start the worker and run the body once with the side's configuration (asserts included)."""
+        setup = self._request(CompareSetup(repeat))
+        assert isinstance(setup, SideSetup)
+        self._samples(setup.run)
+        return setup
+
+    def measure(self, repeat: int, warmup: int) -> tuple[float, ...]:
+        """One measurement: run the body again (``warmup`` untimed and ``repeat`` timed calls per
+        ``autotune.measure``)."""
+        run = self._request(CompareMeasure(repeat, warmup))
+        assert isinstance(run, TrialReply)
+        return self._samples(run)
+
+    def close(self) -> None:
+        """Stop the worker (idempotent)."""
+        self.worker.close()
+
+    def __enter__(self) -> CompareSide:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.worker.__exit__(*exc)

@@ -1,0 +1,100 @@
+"""The worker side of ``--autotune-compare``: a pytest process that measures one side of a comparison.
+
+Started by :mod:`pytest_autotune.plugin.compare_side` from one tree (the reference commit's, or the
+working tree), it collects the test there, plans it as a plain check would (so the configuration
+is the one that tree's ``autotune.json`` commits for this device, else the declared defaults) and
+serves the parent (:func:`serve_compare`): the first request
+(:class:`~pytest_autotune.plugin.worker_protocol.CompareSetup`) and each measurement
+(:class:`~pytest_autotune.plugin.worker_protocol.CompareMeasure`) run the body once with that
+configuration, asserts included, and send back its samples. Each measurement runs the whole body,
+so it gets fresh inputs and buffers: a process whose buffers happened to land badly in memory
+would otherwise be slower (or faster) for every measurement it takes, a bias no number of blocks
+removes.
+
+:class:`NotCollectedReporter` tells the parent, instead of getting ready, when the tree has no such
+tunable test (a new test, a new parameter, a collection error such as a kernel source that is not
+there yet).
+"""
+
+from __future__ import annotations
+
+import os
+from multiprocessing.connection import Connection
+from typing import TYPE_CHECKING, Any
+
+from pytest_autotune.plugin.runner import run_trial
+from pytest_autotune.plugin.worker_main import body_ended
+from pytest_autotune.plugin.worker_protocol import (
+    CompareMeasure,
+    CompareSetup,
+    NotCollected,
+    SideSetup,
+    TrialReply,
+    WorkerSpec,
+)
+from pytest_autotune.tuning.worker_serve import serve_requests, watch_parent
+
+if TYPE_CHECKING:
+    import pytest
+
+    from pytest_autotune.fixture import Autotune
+    from pytest_autotune.plugin.check_mode import Committed
+
+__all__ = ["NotCollectedReporter", "serve_compare"]
+
+
+class NotCollectedReporter:
+    """Plugin of a compare worker: sends :class:`NotCollected` when its test is not there to serve."""
+
+    def __init__(self, spec: WorkerSpec) -> None:
+        self.spec = spec
+        self.errors: list[str] = []
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        """Keep the first line of each collection error (the reason the test is missing)."""
+        if report.failed:
+            lines = [line for line in str(report.longreprtext).splitlines() if line.startswith("E ")]
+            self.errors.append(f"{report.nodeid}: {(lines[-1][1:].strip() if lines else 'collection error')}")
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """After the items were narrowed to the served test: is it there, and tunable?"""
+        from pytest_autotune.api import get_spec
+
+        items = [item for item in session.items if item.nodeid == self.spec.nodeid]
+        if items and get_spec(getattr(items[0], "obj", None)) is not None:
+            return
+        if items:
+            reason = "it is not a @tunable test there"
+        elif self.errors:
+            reason = "its file does not collect there: " + "; ".join(self.errors)
+        else:
+            reason = "no such test there"
+        channel = Connection(self.spec.channel_fd, readable=False)
+        try:
+            channel.send(NotCollected(reason))
+        finally:
+            channel.close()
+
+
+def serve_compare(item: pytest.Function, autotune: Autotune, spec: WorkerSpec, committed: Committed) -> None:
+    """Compare worker's test call: answer the parent's requests for ``item`` until told to stop."""
+    watch_parent(lambda: os.read(spec.watch_fd, 1))
+    channel = Connection(spec.channel_fd)
+    config = dict(committed.config)
+
+    def handle(request: Any) -> tuple[Any, bool]:
+        repeat = request.repeat if isinstance(request, (CompareMeasure, CompareSetup)) else 1
+        warmup = request.warmup if isinstance(request, CompareMeasure) else None
+        try:
+            run = run_trial(item, autotune, config, repeat=repeat, warmup=warmup)
+        except BaseException as exc:  # pytest outcomes and interrupts end the loop; the parent decides
+            return body_ended(exc), False
+        reply = TrialReply(run.samples, run.label, run.detail)
+        if isinstance(request, CompareSetup):
+            return SideSetup(config, committed.state, committed.reason, reply), True
+        return reply, True
+
+    try:
+        serve_requests(channel, handle)
+    finally:
+        channel.close()

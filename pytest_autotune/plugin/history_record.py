@@ -1,0 +1,107 @@
+"""The history a store entry keeps of the tuning run that made it: compact, canonical, bounded.
+
+What one tuning run measured is worth keeping: the next device, or the next parametrization of the
+same test, starts from it (:mod:`pytest_autotune.plugin.warm_start`). The store is committed and
+reviewed, so the record is small and diff-friendly:
+
+* the best :data:`MAX_TRIALS` measured trials, each as its value relative to the best (rounded to
+  :data:`SIGNIFICANT` significant digits) and its configuration's values, and up to
+  :data:`MAX_FAILURES` failed configurations with their labels (the first ones found);
+* written canonically: rows sorted (trials by value, then by their values' JSON; failures by label,
+  then values), one row per line (:func:`pytest_autotune.store.document.dumps`), so re-tuning one
+  test changes only that entry's lines;
+* at most :data:`MAX_ENTRY_BYTES` per entry as written, ``commit_info`` included: failures beyond
+  a few, then the worst trials, are dropped until it fits (:func:`bounded`).
+
+Objectives whose values are not all positive (a score that may be zero or negative) keep no
+history: a value relative to the best means nothing there.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Final
+
+from pytest_autotune.entry import History, StoreEntry
+from pytest_autotune.store.document import entry_text
+from pytest_autotune.timing.measure import round_significant
+
+if TYPE_CHECKING:
+    from pytest_autotune.timing.measure import Stats
+    from pytest_autotune.tuning.trials import TuningResult
+
+__all__ = ["MAX_ENTRY_BYTES", "MAX_FAILURES", "MAX_TRIALS", "SIGNIFICANT", "bounded", "tuning_history"]
+
+#: Measured trials a history keeps (the best ones).
+MAX_TRIALS: Final = 64
+#: Failed configurations a history keeps (the first ones found).
+MAX_FAILURES: Final = 16
+#: Significant digits of the relative values.
+SIGNIFICANT: Final = 4
+#: Bytes one entry may take in ``autotune.json``, history included.
+MAX_ENTRY_BYTES: Final = 8192
+#: Bytes kept free for the ``commit_info`` the writer adds (a 40-digit id, a branch, a flag).
+_COMMIT_ROOM: Final = 320
+#: Failures kept before trials are dropped to make an entry fit.
+_FAILURES_KEPT: Final = 4
+
+
+def _values(config: Any, names: tuple[str, ...]) -> tuple[Any, ...]:
+    return tuple(config[name] for name in names)
+
+
+def _text(values: tuple[Any, ...]) -> str:
+    return json.dumps([list(v) if isinstance(v, tuple) else v for v in values], default=repr)
+
+
+def tuning_history(
+    result: TuningResult, names: tuple[str, ...], default: Stats | None, chosen: Stats | None
+) -> History | None:
+    """The history of ``result`` over the parameters ``names``; None without a positive best.
+
+    ``default`` and ``chosen`` are the finalist rounds of the declared default and the chosen
+    configuration: their ratio is the history's ``default``.
+    """
+    measured = [(r.outcome.value, r.config) for r in result.top(MAX_TRIALS) if r.outcome.value is not None]
+    values = [r.outcome.value for r in result.history if r.outcome.value is not None]
+    if not measured or min(values) <= 0:
+        return None
+    best = measured[0][0]
+    direction = -1.0 if result.maximize else 1.0
+    trials = sorted(
+        (
+            (round_significant(value / best, SIGNIFICANT), _values(config, names))
+            for value, config in measured
+        ),
+        key=lambda row: (direction * row[0], _text(row[1])),
+    )
+    failed = [record for record in result.history if not record.outcome.feasible][:MAX_FAILURES]
+    failures = sorted(
+        ((record.outcome.label, _values(record.config, names)) for record in failed),
+        key=lambda row: (row[0], _text(row[1])),
+    )
+    ratio = None
+    if default is not None and chosen is not None and default.median > 0 and chosen.median > 0:
+        ratio = round_significant(default.median / chosen.median, SIGNIFICANT)
+    return History(names, round_significant(best, 6), tuple(trials), tuple(failures), ratio)
+
+
+def _size(entry: StoreEntry) -> int:
+    return len(entry_text(entry.to_json()).encode("utf-8")) + _COMMIT_ROOM
+
+
+def bounded(entry: StoreEntry) -> StoreEntry:
+    """``entry`` with its history cut until the entry fits :data:`MAX_ENTRY_BYTES` (module docstring)."""
+    history = entry.history
+    if not isinstance(history, History):
+        return entry
+    while _size(entry) > MAX_ENTRY_BYTES:
+        if len(history.failures) > _FAILURES_KEPT or (history.failures and len(history.trials) <= 1):
+            history = replace(history, failures=history.failures[:-1])
+        elif len(history.trials) > 1:
+            history = replace(history, trials=history.trials[:-1])
+        else:
+            return replace(entry, history=None)
+        entry = replace(entry, history=history)
+    return entry

@@ -1,0 +1,188 @@
+"""``--autotune-report-md=PATH``: this run's autotune results as Markdown, for a CI job summary.
+
+One table row per tunable test, whatever the mode: a comparison (``--autotune-compare``: the ratio
+of the working tree's time over REF's with its interval), a check against the stored baseline (the
+change of the median, and the limit the rule allowed) or a tuning run (the speedup over the
+declared default and the configuration chosen), each with its tolerance and verdict. Below the
+table every red gets its reason: the regression message, why tuning failed, and the first line of
+each other failed test. The text is appended to ``PATH`` (GitHub's ``$GITHUB_STEP_SUMMARY`` is a
+file that a job's steps append to), so nothing written there before is lost.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Final
+
+from pytest_autotune.plugin.compare_report import configurations, percent
+from pytest_autotune.plugin.results import AutotuneResult
+from pytest_autotune.values import format_seconds
+
+__all__ = ["failed_tests", "markdown_report", "write_markdown"]
+
+_MARKS: Final = {
+    "regression": "❌ regression",
+    "tune-failed": "❌ tuning failed",
+    "inconclusive": "⚠️ inconclusive",
+    "skipped": "⏭️ skipped",
+    "passed": "✅ pass",
+    "faster": "✅ faster",
+    "tuned": "✅ tuned",
+    "baseline-updated": "✅ baseline updated",
+    "missing": "➖ no entry (defaults)",
+    "stale": "➖ stale entry",
+    "unchecked": "➖ not checked",
+    "unmeasured": "➖ never measured",
+}
+#: States that fail (or, for inconclusive, warn about) a test: each gets its reason below the table.
+_RED: Final = ("regression", "tune-failed", "inconclusive")
+
+
+def _cell(text: Any) -> str:
+    """Text safe inside a table cell (no pipes, no line breaks)."""
+    return " ".join(str(text).replace("|", "\\|").split())
+
+
+def _code(text: str) -> str:
+    return f"`{text.replace('`', '')}`"
+
+
+def _compare_row(result: AutotuneResult) -> list[str]:
+    compare = result.compare or {}
+    if compare.get("verdict") == "skipped":
+        return ["compare", "–", "–", "–", _MARKS["skipped"], _cell(compare.get("reason", result.message))]
+    tolerance = compare.get("tolerance")
+    return [
+        f"compare with {_code(str(compare.get('ref', '?')))}",
+        f"{percent(compare.get('ratio'))} (B/A)",
+        f"[{percent(compare.get('low'))}, {percent(compare.get('high'))}], {compare.get('blocks')} blocks",
+        f"+{tolerance:.0%}" if isinstance(tolerance, float) else "–",
+        _MARKS.get(result.state, result.state),
+        _cell(configurations(compare)),
+    ]
+
+
+def _check_row(result: AutotuneResult) -> list[str]:
+    median = (result.stats or {}).get("median")
+    baseline = (result.baseline or {}).get("median")
+    change = f"{median / baseline - 1:+.1%} vs baseline" if median and baseline else "–"
+    tolerance = "–"
+    if result.limit and baseline:
+        tolerance = f"{result.limit / baseline - 1:+.1%} (limit {_value(result.limit, result.unit)})"
+    note = result.message if result.state not in _RED else ""
+    return [
+        "check",
+        change,
+        "–",
+        tolerance,
+        _MARKS.get(result.state, result.state),
+        _cell(note or result.config),
+    ]
+
+
+def _tune_row(result: AutotuneResult) -> list[str]:
+    speedup = f"{result.speedup:.2f}x vs default" if result.speedup else "–"
+    median = (result.stats or {}).get("median")
+    return [
+        "tune",
+        speedup,
+        "–",
+        "–",
+        _MARKS.get(result.state, result.state),
+        _cell(f"{_value(median, result.unit)} with {result.config}" if median else result.config),
+    ]
+
+
+def _value(value: float | None, unit: str) -> str:
+    if value is None:
+        return "–"
+    return format_seconds(value) if unit == "s" else f"{value:.4g} {unit}"
+
+
+def _row(result: AutotuneResult) -> list[str]:
+    if result.mode == "compare":
+        cells = _compare_row(result)
+    elif result.mode == "tune":
+        cells = _tune_row(result)
+    else:
+        cells = _check_row(result)
+    return [_code(result.nodeid), *cells]
+
+
+def _headline(results: list[AutotuneResult], failures: list[tuple[str, str]]) -> str:
+    counts = Counter(result.state for result in results)
+    parts = [f"{n} {state}" for state, n in sorted(counts.items())]
+    red = sum(counts[state] for state in ("regression", "tune-failed")) + len(failures)
+    mark = "❌" if red else "⚠️" if counts["inconclusive"] else "✅"
+    return (
+        f"{mark} {len(results)} tunable test{'s' if len(results) != 1 else ''}: {', '.join(parts) or 'none'}"
+    )
+
+
+def markdown_report(
+    results: list[AutotuneResult],
+    *,
+    notes: Iterable[str] = (),
+    failures: Iterable[tuple[str, str]] = (),
+) -> str:
+    """The Markdown text: headline, notes, the table, then the reasons of every red.
+
+    ``failures`` are ``(node id, first line of the reason)`` of failed tests without an autotune
+    verdict of their own (a failed assert, an error in setup).
+    """
+    failed = list(failures)
+    lines = ["## pytest-autotune", "", _headline(results, failed), ""]
+    lines += [f"> **Note:** {_cell(note)}" for note in dict.fromkeys(notes)]
+    if results:
+        lines += [
+            "",
+            "| test | mode | ratio / change | interval | tolerance | verdict | configuration / note |",
+        ]
+        lines.append("|---|---|---|---|---|---|---|")
+        lines += ["| " + " | ".join(_row(result)) + " |" for result in results]
+    reds = [result for result in results if result.state in _RED]
+    if reds or failed:
+        lines += ["", "### Why", ""]
+        for result in reds:
+            lines.append(f"- {_code(result.nodeid)} ({_MARKS[result.state]}): {_cell(result.message)}")
+        for nodeid, reason in failed:
+            lines.append(f"- {_code(nodeid)} (❌ failed): {_cell(reason)}")
+    return "\n".join(lines) + "\n"
+
+
+def _compare_notes(results: list[AutotuneResult]) -> list[str]:
+    notes: list[str] = []
+    for result in results:
+        notes += (result.compare or {}).get("notes", [])
+    return notes
+
+
+def failed_tests(reports: Iterable[Any], explained: set[str]) -> list[tuple[str, str]]:
+    """``(node id, reason)`` of failed reports (``failed`` and ``error`` of the terminal's stats) whose
+    test has no autotune verdict of its own in ``explained``; the reason is the first ``E`` line."""
+    found: dict[str, str] = {}
+    for report in reports:
+        nodeid = getattr(report, "nodeid", "")
+        if not nodeid or nodeid in explained or nodeid in found:
+            continue
+        text = str(getattr(report, "longreprtext", "") or "")
+        errors = [line[1:].strip() for line in text.splitlines() if line.startswith("E ")]
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        reason = errors[0] if errors else (lines[-1] if lines else "failed")
+        found[nodeid] = (
+            f"{getattr(report, 'when', '')}: {reason}"
+            if getattr(report, "when", "call") != "call"
+            else reason
+        )
+    return list(found.items())
+
+
+def write_markdown(path: Path, results: list[AutotuneResult], failures: Iterable[tuple[str, str]]) -> None:
+    """Append :func:`markdown_report` of ``results`` to ``path`` (created with its folders if need be)."""
+    text = markdown_report(results, notes=_compare_notes(results), failures=failures)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    existing = path.exists() and path.stat().st_size > 0
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(("\n" if existing else "") + text)

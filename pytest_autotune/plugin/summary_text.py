@@ -1,0 +1,46 @@
+"""Short texts shared by the terminal summary, the progress lines and the report pages.
+
+One place says how a value, a set of metrics and a tuned test's time read, so that the progress
+line, the summary and ``index.html`` use the same words. In particular the time of a tuned test
+is said together with the best trial's, because the two differ by design: a trial is one short
+measurement picked as the fastest of many (biased fast), while the reported time is the winner's
+baseline, measured again after the finalists were re-measured in interleaved rounds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_autotune.outcome import LABELS
+from pytest_autotune.values import format_seconds
+
+__all__ = ["counts_text", "format_value", "metrics_text", "tuned_time_text"]
+
+
+def format_value(value: float | None, unit: str) -> str:
+    """``8.92ms`` for times, ``120.3 GFLOP/s`` for other objectives, ``-`` for none."""
+    if value is None:
+        return "-"
+    return format_seconds(value) if unit == "s" else f"{value:.4g} {unit}"
+
+
+def metrics_text(metrics: Mapping[str, float] | None) -> str:
+    """``GFLOP/s=120.3, GB/s=45.1`` (Kernel Tuner's spelling), empty when there are none."""
+    return ", ".join(f"{name}={value:.4g}" for name, value in (metrics or {}).items())
+
+
+def counts_text(counts: Mapping[str, int] | None) -> str:
+    """Trials per outcome label in the labels' order: ``ok 97, runtime 3``."""
+    if not counts:
+        return ""
+    return ", ".join(f"{label} {counts[label]}" for label in LABELS if counts.get(label))
+
+
+def tuned_time_text(median: float | None, search: Mapping[str, Any] | None, unit: str) -> str:
+    """``8.92ms re-measured (best trial 8.16ms)``, or just the time when no trial value is known."""
+    shown = format_value(median, unit)
+    best = (search or {}).get("best_trial")
+    if best is None or median is None:
+        return shown
+    return f"{shown} re-measured (best trial {format_value(best, unit)})"
