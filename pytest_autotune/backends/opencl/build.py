@@ -166,10 +166,8 @@ def build_program(
     defines = defines or {}
     if define_style == "options":
         define_opts, compiled = define_options(defines), source
-        shown: tuple[str, ...] = ()
     else:
         compiled, define_opts = define_source(defines, source), ()
-        shown = tuple(f"{macro}={text}" for macro, text in define_macros(defines, "source"))
     extra = tuple(str(option) for option in options)
     key: _CacheKey = (hashlib.sha256(compiled.encode()).hexdigest(), tuple(sorted(define_opts)), extra)
     cached = _CACHE.get(context, key)
@@ -187,6 +185,8 @@ def build_program(
         if status not in COMPILE_STATUS_CODES:
             raise
         log = build_log(raw, context.devices, fallback=str(exc))
+        # The defines written into the source, for the message (only a failed build needs them).
+        shown = () if define_style == "options" else tuple(f"{m}={t}" for m, t in define_macros(defines))
         raise KernelBuildError(log, all_options, status, defines=shown) from exc
     program = BuiltProgram(raw, all_options, compiled)
     _CACHE.put(context, key, program)
