@@ -11,24 +11,18 @@ import numpy as np
 import pytest
 
 pytest.importorskip("pyopencl")
-from pytest_autotune.backends.opencl.harness import KernelTestObjective, load_test_function
+from pytest_autotune.backends.opencl.harness import KernelTestObjective
+from tests.opencl.kernel_objectives import objective_for_file
 
 pytestmark = pytest.mark.opencl  # skipped, with the reason, when no device can build a kernel
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "example_kernels"
 KERNELS = ["saxpy", "gemm", "conv2d", "reduction", "transpose"]
 LIMIT_ERRORS = ("INVALID_WORK_GROUP_SIZE", "INVALID_WORK_ITEM_SIZE", "OUT_OF_RESOURCES")
-_objectives: dict[str, KernelTestObjective] = {}
 
 
 def objective_for(kernel: str) -> KernelTestObjective:
-    if kernel not in _objectives:
-        test = load_test_function(EXAMPLES / f"test_{kernel}.py", f"test_{kernel}")
-        try:
-            _objectives[kernel] = KernelTestObjective(test, warmup=0, repeat=1)
-        except LookupError:
-            pytest.skip("no OpenCL device")
-    return _objectives[kernel]
+    return objective_for_file(EXAMPLES / f"test_{kernel}.py", f"test_{kernel}")
 
 
 @pytest.mark.parametrize("kernel", KERNELS)

@@ -11,24 +11,18 @@ import numpy as np
 import pytest
 
 pytest.importorskip("pyopencl")
-from pytest_autotune.backends.opencl.harness import KernelTestObjective, load_test_function
+from pytest_autotune.backends.opencl.harness import KernelTestObjective
+from tests.opencl.kernel_objectives import objective_for_file
 
 pytestmark = pytest.mark.opencl  # skipped, with the reason, when no device can build a kernel
 
 PORTS_DIR = Path(__file__).resolve().parents[2] / "example_kernels" / "ports"
 PORTS = ["cltune_conv", "cltune_multiple_kernels", "pyatf_atomic_sum"]
 LIMIT_ERRORS = ("INVALID_WORK_GROUP_SIZE", "INVALID_WORK_ITEM_SIZE", "OUT_OF_RESOURCES")
-_objectives: dict[str, KernelTestObjective] = {}
 
 
 def objective_for(port: str) -> KernelTestObjective:
-    if port not in _objectives:
-        test = load_test_function(PORTS_DIR / f"test_{port}.py", f"test_{port}")
-        try:
-            _objectives[port] = KernelTestObjective(test, warmup=0, repeat=1)
-        except LookupError:
-            pytest.skip("no OpenCL device")
-    return _objectives[port]
+    return objective_for_file(PORTS_DIR / f"test_{port}.py", f"test_{port}")
 
 
 @pytest.mark.parametrize("port", PORTS)

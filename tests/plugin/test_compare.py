@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -30,6 +29,7 @@ from pytest_autotune.plugin.compare_pair import (
 )
 from pytest_autotune.plugin.compare_report import JSON_KEYS
 from pytest_autotune.plugin.git_ref import REF_DIR_PREFIX
+from tests.plugin.git_commands import git
 
 KERNELS = """
 from pytest_autotune import Interval, tunable
@@ -63,17 +63,6 @@ from pytest_autotune import Interval, tunable
 def test_brand_new(autotune):
     autotune.measure(lambda: None)
 """
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout.strip()
 
 
 @pytest.fixture

@@ -18,17 +18,7 @@ from pytest_autotune.plugin.git_ref import (
     resolve_ref,
     uncommitted,
 )
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout.strip()
+from tests.plugin.git_commands import git
 
 
 @pytest.fixture
