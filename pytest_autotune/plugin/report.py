@@ -39,9 +39,6 @@ _FIXES = {
 }
 
 
-_value = format_value
-
-
 def header_lines(session: AutotuneSession, devices: Iterable[str]) -> list[str]:
     """The header: mode, device keys, cache path and entry counts."""
     settings, store = session.settings, session.store
@@ -127,7 +124,8 @@ def _state_line(result: AutotuneResult) -> str:
     parts = [f"  {result.nodeid}"]
     if median is not None and baseline:
         parts.append(
-            f"{_value(median, result.unit)} vs {_value(baseline, result.unit)} ({median / baseline - 1:+.1%})"
+            f"{format_value(median, result.unit)} vs {format_value(baseline, result.unit)} "
+            f"({median / baseline - 1:+.1%})"
         )
     if result.message:
         parts.append(result.message)
@@ -152,7 +150,7 @@ def _device_section(
         tr.write_line(f"checked {sum(checked.values())}: {detail}")
     for result in (r for r in results if r.metrics and r.state != "tuned"):
         tr.write_line(
-            f"  {result.nodeid}  {_value((result.stats or {}).get('median'), result.unit)}  "
+            f"  {result.nodeid}  {format_value((result.stats or {}).get('median'), result.unit)}  "
             f"{metrics_text(result.metrics)}"
         )
     for state, title in _FIXES.items():
@@ -177,9 +175,10 @@ def _regressions_section(tr: pytest.TerminalReporter, results: list[AutotuneResu
         baseline = (r.baseline or {}).get("median")
         delta = f"{current / baseline - 1:+.1%}" if current is not None and baseline else "?"
         tr.write_line(
-            f"{r.nodeid} [{r.device}]: baseline {_value(baseline, r.unit)}, "
-            f"current {_value(current, r.unit)} "
-            f"({delta}), limit {_value(r.limit, r.unit)}, noise band {_value(r.noise_band, r.unit)}",
+            f"{r.nodeid} [{r.device}]: baseline {format_value(baseline, r.unit)}, "
+            f"current {format_value(current, r.unit)} "
+            f"({delta}), limit {format_value(r.limit, r.unit)}, "
+            f"noise band {format_value(r.noise_band, r.unit)}",
             red=True,
         )
 

@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from pytest_autotune.plugin.compare_report import configurations, percent
 from pytest_autotune.plugin.results import AutotuneResult
-from pytest_autotune.values import format_seconds
+from pytest_autotune.plugin.summary_text import format_value
 
 __all__ = ["failed_tests", "markdown_report", "write_markdown"]
 
@@ -96,9 +96,8 @@ def _tune_row(result: AutotuneResult) -> list[str]:
 
 
 def _value(value: float | None, unit: str) -> str:
-    if value is None:
-        return "–"
-    return format_seconds(value) if unit == "s" else f"{value:.4g} {unit}"
+    """:func:`~pytest_autotune.plugin.summary_text.format_value`, with the table's dash for none."""
+    return "–" if value is None else format_value(value, unit)
 
 
 def _row(result: AutotuneResult) -> list[str]:
