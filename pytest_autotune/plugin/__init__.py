@@ -178,7 +178,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if failure is not None:
         pytest.fail(failure, pytrace=False)  # outside the except: the message is shown once
     if plan is not None:
-        item.stash[PLAN] = plan.for_trial_worker() if session.trial_worker is not None else plan
+        worker = session.trial_worker
+        item.stash[PLAN] = plan.for_trial_worker(worker.tuning) if worker is not None else plan
 
 
 @pytest.hookimpl(tryfirst=True)

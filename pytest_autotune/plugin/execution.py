@@ -12,7 +12,8 @@ import warnings
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
-from pytest_autotune.entry import Baseline, StoreEntry, TuningRecord
+from pytest_autotune.entry import StoreEntry, TuningRecord
+from pytest_autotune.plugin.baseline import BaselineMeter, FreshProcessBaseline, InProcessBaseline
 from pytest_autotune.plugin.check_mode import CheckReport, check
 from pytest_autotune.plugin.progress import TuningProgress
 from pytest_autotune.plugin.results import PROPERTY, AutotuneResult
@@ -94,6 +95,19 @@ def _isolation(isolated: IsolatedTrials | None, journal: Path) -> dict[str, Any]
     return {**isolated.summary(), "journal": str(done if done.exists() else journal)}
 
 
+def _baseline_meter(
+    session: AutotuneSession, item: pytest.Function, plan: ItemPlan, autotune: Autotune
+) -> BaselineMeter:
+    """Fresh baseline processes when trials are isolated; else this process (the former way)."""
+    if not plan.policy.isolated:
+        return InProcessBaseline(item, autotune, plan.policy.maximize)
+    from pytest_autotune.plugin.worker_parent import IsolatedTrials
+
+    return FreshProcessBaseline(
+        lambda: IsolatedTrials(session, item, plan, tuning=False), autotune.timer, plan.policy.maximize
+    )
+
+
 def _tune(
     session: AutotuneSession, item: pytest.Function, plan: ItemPlan, autotune: Autotune
 ) -> tuple[AutotuneResult, str | None]:
@@ -123,6 +137,7 @@ def _tune(
                     committed=plan.committed.entry,
                     progress=progress.update,
                     trials=isolated or InProcessTrials(item, autotune),
+                    baseline=_baseline_meter(session, item, plan, autotune),
                 )
         config = _stored_config(report.config)
     except (TuningFailed, WorkerStartError) as exc:
@@ -133,7 +148,7 @@ def _tune(
         return result, f"tuning failed: {exc}"
     result = _result(item, plan, "tune", "tuned", config)
     result.isolation = _isolation(isolated, journal)
-    result.stats = report.baseline.to_dict()
+    result.stats = report.baseline.stats.to_dict()
     result.speedup = report.speedup(plan.policy.maximize)
     result.tuning = report.summary
     result.message = (
@@ -143,7 +158,7 @@ def _tune(
     result.entry = StoreEntry(
         config=config,
         space_hash=plan.spec.space.space_hash,
-        baseline=Baseline.measured(report.baseline, plan.policy.unit),
+        baseline=report.baseline.to_entry(plan.policy.unit),
         tuning=TuningRecord.from_json(report.summary, where=where),
     )
     result.device_info = session.devices.info_for(plan.device)
@@ -160,7 +175,7 @@ def _check(
         plan.committed,
         policy=plan.policy,
         timing_shared_by=plan.shared_by,
-        update_baseline=update,
+        update_baseline=_baseline_meter(session, item, plan, autotune) if update else None,
     )
     result = _result(item, plan, "update-baseline" if update else "check", report.state, report.config)
     result.message = report.message
@@ -169,10 +184,10 @@ def _check(
     result.baseline = entry.baseline.to_json() if entry and entry.baseline else None
     if report.verdict is not None:
         result.limit, result.noise_band = report.verdict.limit, report.verdict.noise_band
+        result.tolerance = report.verdict.tolerance
     if report.new_baseline is not None and entry is not None:
-        result.entry = replace(
-            entry, baseline=Baseline.measured(report.new_baseline, plan.policy.unit), commit_info=None
-        )
+        baseline = report.new_baseline.to_entry(plan.policy.unit)
+        result.entry = replace(entry, baseline=baseline, commit_info=None)
         result.device_info = session.devices.info_for(plan.device)
     return result, report.failure
 

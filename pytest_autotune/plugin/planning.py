@@ -44,9 +44,10 @@ class ItemPlan:
     tune: bool
     shared_by: int
 
-    def for_trial_worker(self) -> ItemPlan:
-        """The plan in a trial worker: the body runs tuning trials (``autotune.tuning`` is True)."""
-        return replace(self, tune=True, shared_by=1)
+    def for_trial_worker(self, tuning: bool = True) -> ItemPlan:
+        """The plan in a trial worker: the body runs tuning trials (``autotune.tuning`` is True), or
+        measures a baseline as a plain run would (``tuning=False``)."""
+        return replace(self, tune=tuning, shared_by=1)
 
 
 def _marker_layers(item: pytest.Item) -> list[dict[str, Any]]:

@@ -150,10 +150,12 @@ def _regressions_section(tr: pytest.TerminalReporter, results: list[AutotuneResu
         current = (r.stats or {}).get("median")
         baseline = (r.baseline or {}).get("median")
         delta = f"{current / baseline - 1:+.1%}" if current is not None and baseline else "?"
+        tolerance = f"tolerance {r.tolerance:.0%}, " if r.tolerance is not None else ""
         tr.write_line(
             f"{r.nodeid} [{r.device}]: baseline {_value(baseline, r.unit)}, "
             f"current {_value(current, r.unit)} "
-            f"({delta}), limit {_value(r.limit, r.unit)}, noise band {_value(r.noise_band, r.unit)}",
+            f"({delta}), limit {_value(r.limit, r.unit)} "
+            f"({tolerance}noise band {_value(r.noise_band, r.unit)})",
             red=True,
         )
 
@@ -198,6 +200,7 @@ def _benchmark(result: AutotuneResult) -> dict[str, Any]:
             "unit": result.unit,
             **({"autotune_tuning": result.tuning} if result.tuning else {}),
             **({"autotune_isolation": result.isolation} if result.isolation else {}),
+            **({"autotune_tolerance": result.tolerance} if result.tolerance is not None else {}),
         },
         "options": {"timer": "pytest-autotune", "disable_gc": False, "min_rounds": stats.get("rounds", 0)},
         "stats": {

@@ -41,7 +41,8 @@ class AutotuneResult:
         ``baseline`` is the committed baseline it was compared with; ``entry`` is the store entry to
         write (tune mode and baseline updates) without ``commit_info``, which the writer adds, and
         ``device_info`` the device's description for the store's ``info`` block; ``isolation`` counts the
-    trial worker's starts, crashes, timeouts and memory restarts when trials ran isolated.
+    trial worker's starts, crashes, timeouts and memory restarts when trials ran isolated;
+    ``tolerance`` is the one a check applied (derived from the baseline's noise unless set).
     """
 
     nodeid: str
@@ -56,6 +57,7 @@ class AutotuneResult:
     baseline: dict[str, Any] | None = None
     limit: float | None = None
     noise_band: float | None = None
+    tolerance: float | None = None
     message: str = ""
     entry: StoreEntry | None = None
     speedup: float | None = None

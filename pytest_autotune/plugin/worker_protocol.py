@@ -29,15 +29,21 @@ EndKind = Literal["skip", "xfail", "fail", "exit", "interrupt", "system-exit"]
 
 @dataclass(frozen=True)
 class WorkerSpec:
-    """What a trial worker serves: one node id, over the channel and parent-watch descriptors."""
+    """What a trial worker serves: one node id, over the channel and parent-watch descriptors.
+
+    ``tuning`` is what the body sees as ``autotune.tuning``: True for tuning trials, False for a
+    worker that measures a baseline as a plain run would (:mod:`pytest_autotune.plugin.baseline`).
+    """
 
     nodeid: str
     channel_fd: int
     watch_fd: int
+    tuning: bool = True
 
     def to_env(self) -> str:
         """The value of :data:`ENV_VAR`."""
-        return json.dumps({"nodeid": self.nodeid, "channel_fd": self.channel_fd, "watch_fd": self.watch_fd})
+        fields = {"nodeid": self.nodeid, "channel_fd": self.channel_fd, "watch_fd": self.watch_fd}
+        return json.dumps({**fields, "tuning": self.tuning})
 
     @classmethod
     def from_environ(cls) -> WorkerSpec | None:
@@ -46,7 +52,8 @@ class WorkerSpec:
         if not text:
             return None
         data = json.loads(text)
-        return cls(str(data["nodeid"]), int(data["channel_fd"]), int(data["watch_fd"]))
+        tuning = bool(data.get("tuning", True))
+        return cls(str(data["nodeid"]), int(data["channel_fd"]), int(data["watch_fd"]), tuning)
 
 
 @dataclass(frozen=True)
