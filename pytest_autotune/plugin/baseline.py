@@ -42,6 +42,7 @@ from pytest_autotune.timing.regression import (
     PROCESS_RUNS,
     between_process_noise,
 )
+from pytest_autotune.tuning.worker import WorkerStartError
 
 if TYPE_CHECKING:
     import pytest
@@ -130,20 +131,21 @@ class FreshProcessBaseline:
         return MeasuredBaseline(ordered[len(ordered) // 2], noise, len(values))
 
     def _one_process(self, config: dict[str, Any], number: int) -> Stats:
+        where = f"measuring the baseline in fresh process {number} of {self.processes}"
         measured: list[Stats] = []
-        with self.open_worker() as trials:
-            for attempt in range(self.runs):
-                pause = pause_before_remeasuring(self.timer, attempt) if attempt else 0.0
-                if pause > 0:
-                    time.sleep(pause)
-                run: BodyRun = trials(config, MEASURE_REPEAT)
-                if not run.measured:
-                    what = f"failed ({run.label}): {run.detail}" if run.label != "ok" else "measured nothing"
-                    raise BaselineFailed(
-                        f"measuring the baseline in fresh process {number} of {self.processes}: the "
-                        f"configuration {config} {what}"
-                    )
-                stats = run.stats
-                assert stats is not None
-                measured.append(stats)
+        try:
+            with self.open_worker() as trials:
+                for attempt in range(self.runs):
+                    pause = pause_before_remeasuring(self.timer, attempt) if attempt else 0.0
+                    if pause > 0:
+                        time.sleep(pause)
+                    run: BodyRun = trials(config, MEASURE_REPEAT)
+                    if run.stats is None or run.label != "ok":
+                        what = (
+                            "measured nothing" if run.label == "ok" else f"failed ({run.label}): {run.detail}"
+                        )
+                        raise BaselineFailed(f"{where}: the configuration {config} {what}")
+                    measured.append(run.stats)
+        except WorkerStartError as exc:
+            raise BaselineFailed(f"{where}: the baseline worker did not start: {exc}") from None
         return least_disturbed(measured, self.maximize)

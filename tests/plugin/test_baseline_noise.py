@@ -197,3 +197,18 @@ def test_an_entry_without_noise_is_judged_with_the_plain_tolerance(
     result.stdout.fnmatch_lines(
         ["*(+15.0%); limit 110us (tolerance 10% (the baseline has no noise measured)*"]
     )
+
+
+def test_a_baseline_process_that_fails_fails_tuning_with_the_reason(per_process: pytest.Pytester) -> None:
+    per_process.makepyfile(
+        test_k=ONE_TEST.replace(
+            "    autotune.measure(lambda: None)",
+            "    assert autotune.tuning, 'only measurable while tuning'\n    autotune.measure(lambda: None)",
+        )
+    )
+    result = per_process.runpytest("--autotune", "--autotune-isolate=process")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [f"*measuring the baseline in fresh process 1 of {BASELINE_PROCESSES}: the configuration *failed*"]
+    )
+    assert not (per_process.path / "autotune.json").exists()
