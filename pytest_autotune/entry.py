@@ -44,7 +44,9 @@ TIME_UNIT: Final = "s"
 _ENTRY_KEYS: Final = frozenset(
     {"config", "space_hash", "baseline", "tuning", "commit_info", "metrics", "history"}
 )
-_BASELINE_KEYS: Final = frozenset({"median", "iqr", "q1", "q3", "min", "rounds", "unit"})
+_BASELINE_KEYS: Final = frozenset(
+    {"median", "iqr", "q1", "q3", "min", "rounds", "unit", "noise", "processes"}
+)
 _TUNING_KEYS: Final = frozenset({"trials", "counts", "strategy", "seed", "duration"})
 _COMMIT_KEYS: Final = frozenset({"id", "branch", "dirty"})
 
@@ -133,7 +135,13 @@ def _config_value(reader: _Reader, name: str, value: Any) -> Any:
 
 @dataclass(frozen=True)
 class Baseline:
-    """The measurement plain runs are judged against (in ``unit``; None: an older entry lacked it)."""
+    """The measurement plain runs are judged against (in ``unit``; None: an older entry lacked it).
+
+    ``noise`` is the relative spread between the fresh processes that measured it (``0.12`` = their
+    medians spread over 12% of the baseline; :func:`pytest_autotune.timing.regression.between_process_noise`)
+    and ``processes`` their number; both None for a baseline measured in one process (older entries,
+    ``--autotune-isolate=none``), which the rule judges with its plain tolerance.
+    """
 
     median: float
     iqr: float | None = None
@@ -142,6 +150,8 @@ class Baseline:
     min: float | None = None
     rounds: int | None = None
     unit: str | None = None
+    noise: float | None = None
+    processes: int | None = None
 
     @classmethod
     def from_json(cls, data: Any, *, where: str, path: str = "baseline") -> Baseline:
@@ -159,12 +169,26 @@ class Baseline:
             values["iqr"] = reader.number("iqr", non_negative=True)
         if "rounds" in data:
             values["rounds"] = reader.integer("rounds")
+        if "noise" in data:
+            values["noise"] = reader.number("noise", non_negative=True)
+        if "processes" in data:
+            values["processes"] = reader.integer("processes")
+            if values["processes"] < 1:
+                raise reader.error("processes", f"must be a positive integer, got {_show(data['processes'])}")
         return cls(**values)
 
     @classmethod
-    def measured(cls, stats: Stats, unit: str) -> Baseline:
-        """The baseline of a measurement (rounded to 6 significant digits), checked like a stored one."""
-        return cls.from_json(stats.baseline(unit), where="the measured baseline")
+    def measured(
+        cls, stats: Stats, unit: str, *, noise: float | None = None, processes: int | None = None
+    ) -> Baseline:
+        """The baseline of a measurement (rounded to 6 significant digits, the noise to 4), checked
+        like a stored one; ``noise`` and ``processes`` as the class says."""
+        data = stats.baseline(unit)
+        if noise is not None:
+            data["noise"] = float(f"{noise:.4g}")
+        if processes is not None:
+            data["processes"] = processes
+        return cls.from_json(data, where="the measured baseline")
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object (fields that are None are left out, as they were absent when read)."""
@@ -176,6 +200,8 @@ class Baseline:
             "min": self.min,
             "rounds": self.rounds,
             "unit": self.unit,
+            "noise": self.noise,
+            "processes": self.processes,
         }
         return {key: value for key, value in items.items() if value is not None}
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Final
 
-from pytest_autotune.timing.regression import NOISE_K, TIME_FLOOR, TOLERANCE, Rule
+from pytest_autotune.timing.regression import NOISE_K, NOISE_TOLERANCE_K, TIME_FLOOR, TOLERANCE, Rule
 from pytest_autotune.values import (
     BadValue,
     is_number_text,
@@ -104,8 +104,10 @@ class Policy:
 
     @property
     def rule(self) -> Rule:
-        """The regression rule with this policy's parameters."""
-        return Rule(self.tolerance, self.noise_k, self.effective_floor, self.maximize, self.unit)
+        """The regression rule with this policy's parameters: a tolerance set by any layer wins
+        over the one derived from a baseline's noise (:meth:`.Rule.tolerance_for`)."""
+        noise_scale = None if "tolerance" in self.explicit else NOISE_TOLERANCE_K
+        return Rule(self.tolerance, self.noise_k, self.effective_floor, self.maximize, self.unit, noise_scale)
 
     @property
     def unit(self) -> str:

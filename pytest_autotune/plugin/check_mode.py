@@ -1,27 +1,29 @@
 """Normal mode: run the committed configuration as the test, measure it, confirm and report.
 
 The rule that judges the measurement against the stored baseline, its confirmation schedule and
-the baseline's own measurements are those of :mod:`pytest_autotune.timing.regression`. This module
-runs the body (:func:`check`): it measures once, measures again (after the timer's growing pause)
-while the rule's verdict is not settled, up to :data:`~pytest_autotune.timing.regression.CONFIRMATIONS`
-more times, judges the least disturbed measurement, and reports a confirmed regression as a failure
-or a warning. :func:`fresh_baseline` measures a baseline (``--autotune-update-baseline``, and after
-tuning); :func:`select_config` picks the configuration a normal run uses.
+the tolerance derived from the baseline's noise are those of :mod:`pytest_autotune.timing.regression`.
+This module runs the body (:func:`check`): it measures once, measures again (after the timer's
+growing pause) while the rule's verdict is not settled, up to
+:data:`~pytest_autotune.timing.regression.CONFIRMATIONS` more times, judges the least disturbed
+measurement, and reports a confirmed regression as a failure or a warning, naming the tolerance
+applied and where it came from. ``--autotune-update-baseline`` measures a new baseline with the
+meter it is given (:mod:`pytest_autotune.plugin.baseline`: fresh processes when trials are isolated);
+:func:`select_config` picks the configuration a normal run uses.
 """
 
 from __future__ import annotations
 
-import time
 import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from pytest_autotune.entry import StoreEntry
 from pytest_autotune.fixture import MEASURE_REPEAT, Autotune
+from pytest_autotune.plugin.baseline import BaselineFailed, BaselineMeter, MeasuredBaseline, measure_again
 from pytest_autotune.plugin.runner import run_final
 from pytest_autotune.policy import Policy
-from pytest_autotune.timing.measure import Stats, least_disturbed, pause_before_remeasuring
-from pytest_autotune.timing.regression import BASELINE_RUNS, CONFIRMATIONS, Verdict
+from pytest_autotune.timing.measure import Stats, least_disturbed
+from pytest_autotune.timing.regression import CONFIRMATIONS, Verdict
 from pytest_autotune.warning_types import AutotuneNoMeasurementWarning, AutotuneRegressionWarning
 
 if TYPE_CHECKING:
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
 
     from pytest_autotune.space.base import Space
 
-__all__ = ["CheckReport", "Committed", "check", "fresh_baseline", "regression_message", "select_config"]
+__all__ = ["CheckReport", "Committed", "check", "regression_message", "select_config"]
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,7 @@ class CheckReport:
     stats: Stats | None
     verdict: Verdict | None = None
     message: str = ""
-    new_baseline: Stats | None = None
+    new_baseline: MeasuredBaseline | None = None
     failure: str | None = None
 
 
@@ -85,41 +87,12 @@ def regression_message(nodeid: str, device: str, verdict: Verdict, policy: Polic
     return (
         f"performance regression on {device}: median {rule.format(verdict.current)} vs baseline "
         f"{rule.format(verdict.baseline)} ({verdict.delta:+.1%}); limit {rule.format(verdict.limit)} "
-        f"(noise band {rule.format(verdict.noise_band)}; rule: {rule.describe()}); "
-        f"the least disturbed of {CONFIRMATIONS + 1} measurements; "
+        f"({rule.describe_tolerance(verdict)}; noise band {rule.format(verdict.noise_band)}; "
+        f"rule: {rule.describe()}); the least disturbed of {CONFIRMATIONS + 1} measurements; "
         f"config {config}.\n"
         f"  expected? refresh the baseline: pytest --autotune-update-baseline '{nodeid}'\n"
         f"  re-tune:                        pytest --autotune '{nodeid}'"
     )
-
-
-def _measure(item: pytest.Function, autotune: Autotune, config: dict[str, Any], attempt: int) -> Stats | None:
-    """Re-measurement ``attempt`` (1, 2, ...), after the timer's pause (pytest-benchmark records only
-    the first call of the test)."""
-    pause = pause_before_remeasuring(autotune.timer, attempt)
-    if pause > 0:
-        time.sleep(pause)
-    return run_final(item, autotune, config, repeat=MEASURE_REPEAT, benchmark=False).stats
-
-
-def _measure_again(
-    item: pytest.Function, autotune: Autotune, config: dict[str, Any], times: int
-) -> list[Stats]:
-    measured = (_measure(item, autotune, config, attempt) for attempt in range(1, times + 1))
-    return [stats for stats in measured if stats is not None]
-
-
-def fresh_baseline(
-    item: pytest.Function, autotune: Autotune, config: dict[str, Any], first: Stats, maximize: bool
-) -> Stats:
-    """A baseline: the least disturbed of ``first`` and :data:`BASELINE_RUNS` - 1 more measurements
-    (spread over time by the timer's pauses, as confirmations are).
-
-    Only measurements taken after ``config`` was chosen count: a tuner's winner is the finalist
-    whose rounds happened to be fastest, so its rounds are biased low (the winner's curse) and a
-    baseline made of them would fail later runs of unchanged code.
-    """
-    return least_disturbed([first, *_measure_again(item, autotune, config, BASELINE_RUNS - 1)], maximize)
 
 
 def check(
@@ -129,12 +102,14 @@ def check(
     *,
     policy: Policy,
     timing_shared_by: int,
-    update_baseline: bool,
+    update_baseline: BaselineMeter | None = None,
 ) -> CheckReport:
     """Run the test with the committed configuration (the real test) and judge it (module docstring).
 
-    Exceptions of the body propagate (they are the test's outcome); a confirmed regression under
-    ``check="fail"`` and the other policy failures come back as :attr:`CheckReport.failure`.
+    With ``update_baseline`` (``--autotune-update-baseline``) it measures a new baseline with that
+    meter instead of judging. Exceptions of the body propagate (they are the test's outcome); a
+    confirmed regression under ``check="fail"`` and the other policy failures come back as
+    :attr:`CheckReport.failure`.
     """
     config = committed.config
     first = run_final(item, autotune, config, repeat=MEASURE_REPEAT)
@@ -156,8 +131,11 @@ def check(
         return CheckReport("missing", config, stats, message=committed.reason, failure=missing)
     if committed.state != "committed":
         return CheckReport(committed.state, config, stats, message=committed.reason)
-    if update_baseline:
-        new_baseline = fresh_baseline(item, autotune, config, stats, policy.maximize)
+    if update_baseline is not None:
+        try:
+            new_baseline = update_baseline(config, stats)
+        except BaselineFailed as exc:
+            return CheckReport("unchecked", config, stats, message=str(exc), failure=str(exc))
         return CheckReport("baseline-updated", config, stats, new_baseline=new_baseline)
     baseline = committed.entry.baseline if committed.entry else None
     if baseline is None:
@@ -177,7 +155,7 @@ def check(
     rule = policy.rule
     verdict = rule.judge(stats, baseline)
     while not verdict.settled and len(measurements) <= CONFIRMATIONS:
-        again = _measure(item, autotune, config, len(measurements))
+        again = measure_again(item, autotune, config, len(measurements))
         if again is None:
             break
         measurements.append(again)

@@ -12,7 +12,8 @@ import warnings
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
-from pytest_autotune.entry import Baseline, StoreEntry, TuningRecord
+from pytest_autotune.entry import StoreEntry, TuningRecord
+from pytest_autotune.plugin.baseline import BaselineMeter, FreshProcessBaseline, InProcessBaseline
 from pytest_autotune.plugin.check_mode import CheckReport, check
 from pytest_autotune.plugin.history_record import bounded
 from pytest_autotune.plugin.progress import TuningProgress
@@ -118,6 +119,17 @@ def _done_text(result: AutotuneResult) -> str:
         parts.append(f"{result.speedup:.2f}x vs default")
     parts.append(metrics_text(result.metrics))
     return ", ".join(part for part in parts if part)
+def _baseline_meter(
+    session: AutotuneSession, item: pytest.Function, plan: ItemPlan, autotune: Autotune
+) -> BaselineMeter:
+    """Fresh baseline processes when trials are isolated; else this process (the former way)."""
+    if not plan.policy.isolated:
+        return InProcessBaseline(item, autotune, plan.policy.maximize)
+    from pytest_autotune.plugin.worker_parent import IsolatedTrials
+
+    return FreshProcessBaseline(
+        lambda: IsolatedTrials(session, item, plan, role="baseline"), autotune.timer, plan.policy.maximize
+    )
 
 
 def _tune(
@@ -152,6 +164,7 @@ def _tune(
                     committed=plan.committed.entry,
                     progress=progress.update,
                     trials=isolated or InProcessTrials(item, autotune),
+                    baseline=_baseline_meter(session, item, plan, autotune),
                     warm=plan.warm,
                 )
         config = _stored_config(report.config)
@@ -169,7 +182,7 @@ def _tune(
     result.isolation = _isolation(isolated, journal)
     result.pruned = pruned
     result.warm_start = plan.warm.describe(report.stopped_early) if plan.warm is not None else None
-    result.stats = report.baseline.to_dict()
+    result.stats = report.baseline.stats.to_dict()
     result.speedup = report.speedup(plan.policy.maximize)
     result.tuning = report.summary
     result.search = report.trace.to_json(trials=pictures)
@@ -182,7 +195,7 @@ def _tune(
         StoreEntry(
             config=config,
             space_hash=plan.spec.space.space_hash,
-            baseline=Baseline.measured(report.baseline, plan.policy.unit),
+            baseline=report.baseline.to_entry(plan.policy.unit),
             tuning=TuningRecord.from_json(report.summary, where=where),
             metrics=result.metrics,
             history=report.history,
@@ -204,7 +217,7 @@ def _check(
         plan.committed,
         policy=plan.policy,
         timing_shared_by=plan.shared_by,
-        update_baseline=update,
+        update_baseline=_baseline_meter(session, item, plan, autotune) if update else None,
     )
     result = _result(item, plan, "update-baseline" if update else "check", report.state, report.config)
     result.message = report.message
@@ -215,14 +228,11 @@ def _check(
     result.baseline = entry.baseline.to_json() if entry and entry.baseline else None
     if report.verdict is not None:
         result.limit, result.noise_band = report.verdict.limit, report.verdict.noise_band
+        result.tolerance = report.verdict.tolerance
     if report.new_baseline is not None and entry is not None:
         metrics = _metrics(autotune, report.new_baseline.median, plan.policy.unit)
-        result.entry = replace(
-            entry,
-            baseline=Baseline.measured(report.new_baseline, plan.policy.unit),
-            commit_info=None,
-            metrics=metrics,
-        )
+        baseline = report.new_baseline.to_entry(plan.policy.unit)
+        result.entry = replace(entry, baseline=baseline, commit_info=None, metrics=metrics)
         result.device_info = session.devices.info_for(plan.device)
     return result, report.failure
 

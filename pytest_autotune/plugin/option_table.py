@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
 from pytest_autotune.policy import COMPARE_TOLERANCE, DEFAULT_POLICY
-from pytest_autotune.timing.regression import TIME_FLOOR, TOLERANCE
+from pytest_autotune.timing.regression import NOISE_TOLERANCE_K, TIME_FLOOR, TOLERANCE
 from pytest_autotune.values import format_seconds
 
 if TYPE_CHECKING:
@@ -102,7 +102,9 @@ OPTIONS: Final[tuple[Option, ...]] = (
     Option(
         "tolerance",
         "regression tolerance in pytest-benchmark syntax: median:10%% (relative) and/or median:2us "
-        f"(absolute floor); default median:{TOLERANCE:.0%}%,median:{format_seconds(TIME_FLOOR)}",
+        f"(absolute floor); default median:{TOLERANCE:.0%}%,median:{format_seconds(TIME_FLOOR)}, the "
+        f"relative one widened to {NOISE_TOLERANCE_K:g} x a baseline's noise (a relative one given "
+        "here replaces that)",
         kind="append",
         metavar="EXPR",
         policy_key="tolerance",

@@ -68,8 +68,9 @@ class ItemPlan:
     warm: WarmStart | None = None
 
     def for_trial_worker(self, role: str = "trial") -> ItemPlan:
-        """The plan in a worker: the body runs tuning trials (``autotune.tuning`` is True), or one
-        side of a comparison (role ``compare``: a check, ``autotune.tuning`` is False)."""
+        """The plan in a worker: the body runs tuning trials (role ``trial``: ``autotune.tuning`` is
+        True), measures a baseline as a plain run would (role ``baseline``), or runs one side of a
+        comparison (role ``compare``: a check); ``autotune.tuning`` is False in the last two."""
         return replace(self, tune=role == "trial", shared_by=1, warm=None)
 
 

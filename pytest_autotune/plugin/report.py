@@ -174,11 +174,12 @@ def _regressions_section(tr: pytest.TerminalReporter, results: list[AutotuneResu
         current = (r.stats or {}).get("median")
         baseline = (r.baseline or {}).get("median")
         delta = f"{current / baseline - 1:+.1%}" if current is not None and baseline else "?"
+        tolerance = f"tolerance {r.tolerance:.0%}, " if r.tolerance is not None else ""
         tr.write_line(
             f"{r.nodeid} [{r.device}]: baseline {format_value(baseline, r.unit)}, "
             f"current {format_value(current, r.unit)} "
-            f"({delta}), limit {format_value(r.limit, r.unit)}, "
-            f"noise band {format_value(r.noise_band, r.unit)}",
+            f"({delta}), limit {format_value(r.limit, r.unit)} "
+            f"({tolerance}noise band {format_value(r.noise_band, r.unit)})",
             red=True,
         )
 
@@ -233,6 +234,7 @@ def _benchmark(result: AutotuneResult) -> dict[str, Any]:
             **({"autotune_isolation": result.isolation} if result.isolation else {}),
             **(result.metrics or {}),  # as pytest-benchmark users write benchmark.extra_info[name]
             **({"autotune_pruned": result.pruned} if result.pruned else {}),
+            **({"autotune_tolerance": result.tolerance} if result.tolerance is not None else {}),
             **(
                 {
                     "autotune_compare": json_fields(result.compare),

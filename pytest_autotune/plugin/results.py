@@ -49,6 +49,7 @@ class AutotuneResult:
     ``warm_start`` says which sources a warm-started tuning run used.
     trial worker's starts, crashes, timeouts and memory restarts when trials ran isolated; ``compare``
     is the outcome of ``--autotune-compare`` (:func:`pytest_autotune.plugin.compare_mode.compare_item`).
+    ``tolerance`` is the one a check applied (derived from the baseline's noise unless set).
     """
 
     nodeid: str
@@ -63,6 +64,7 @@ class AutotuneResult:
     baseline: dict[str, Any] | None = None
     limit: float | None = None
     noise_band: float | None = None
+    tolerance: float | None = None
     message: str = ""
     entry: StoreEntry | None = None
     speedup: float | None = None

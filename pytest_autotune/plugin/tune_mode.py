@@ -14,10 +14,11 @@
    when the winner beats it beyond the regression rule's noise band
    (:meth:`pytest_autotune.timing.regression.Rule.beats`).
 3. **Final call**: the body runs once more with the winner as the real test, in this process
-   (as in a normal run); its exceptions are the test's outcome. The new baseline is the least
-   disturbed of that call and a few more measurements of the winner, taken after the choice
-   (:func:`pytest_autotune.plugin.check_mode.fresh_baseline`, as ``--autotune-update-baseline`` does):
-   not of its finalist rounds, which won because they were fast (the winner's curse).
+   (as in a normal run); its exceptions are the test's outcome. The new baseline is measured
+   after the choice by the ``baseline`` meter (:mod:`pytest_autotune.plugin.baseline`, as
+   ``--autotune-update-baseline`` does): in fresh processes, as a plain run measures, with the
+   noise between them; not from the finalist rounds, which won because they were fast (the
+   winner's curse), nor from this process's timings.
 
 The reported speedup over the default compares the winner's and the default's finalist rounds:
 measured side by side, under the same machine conditions, as the choice itself was. Dividing the
@@ -37,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_autotune.fixture import MEASURE_REPEAT, TRIAL_REPEAT, Autotune
-from pytest_autotune.plugin.check_mode import fresh_baseline
+from pytest_autotune.plugin.baseline import BaselineFailed, BaselineMeter, MeasuredBaseline
 from pytest_autotune.plugin.history_record import tuning_history
 from pytest_autotune.plugin.runner import TrialRunner, run_final
 from pytest_autotune.plugin.search_trace import SearchTrace
@@ -68,7 +69,7 @@ class TuneReport:
     """The outcome of tuning one test."""
 
     config: dict[str, Any]
-    baseline: Stats
+    baseline: MeasuredBaseline
     default_stats: Stats | None
     #: The winner's finalist rounds (interleaved with the default's).
     winner_stats: Stats
@@ -261,6 +262,7 @@ def tune(
     committed: StoreEntry | None,
     progress: ProgressCallback,
     trials: TrialRunner,
+    baseline: BaselineMeter,
     warm: WarmStart | None = None,
 ) -> TuneReport:
     """Tune the test and run it once more with the winner (see the module docstring).
@@ -316,12 +318,15 @@ def tune(
         final = run_final(item, autotune, finalists[winner], repeat=MEASURE_REPEAT)
         if final.stats is None:
             raise TuningFailed("the final run of the winning configuration measured nothing", summary, trace)
-        baseline = fresh_baseline(item, autotune, finalists[winner], final.stats, policy.maximize)
+        try:
+            measured_baseline = baseline(finalists[winner], final.stats)
+        except BaselineFailed as exc:
+            raise TuningFailed(str(exc), summary, trace) from None
         summary["duration"] = round_significant(time.perf_counter() - started, 3)
         default_stats = stats.get(default_index) if default_index is not None else None
         return TuneReport(
             config=finalists[winner],
-            baseline=baseline,
+            baseline=measured_baseline,
             default_stats=default_stats,
             winner_stats=stats[winner],
             summary=summary,

@@ -19,16 +19,23 @@ body in the worker end the serving loop and are raised again in the parent, so t
 they would in-process.
 
 When it is on: ``--autotune-isolate=auto`` (the default) isolates tuning trials on POSIX systems
-and runs them in the pytest process elsewhere; ``process`` and ``none`` force either way. Only
-tuning trials and the finalists' re-measurements are isolated: normal runs, baseline refreshes and
-the final call of a tuned test (the winner, run as the real test) run in the pytest process,
-because the real test must run where pytest reports it, and its configuration has already run
-without crashing. What it costs (``benchmarks/plugin_bench.py``, fake
-timer, so the numbers are the plugin's own; measured on 2 shared CPUs at load average 9-11): about
-1 ms per trial over an in-process trial (a request and a reply through a pipe), and one worker
-start of about 2 s per tuned test (a fresh pytest collecting the test file and creating its
-fixtures), paid again after each crash or timeout. For kernels whose trials take milliseconds or
-more and budgets of tens of trials this is a few percent of a tuning run.
+and runs them in the pytest process elsewhere; ``process`` and ``none`` force either way. Tuning
+trials and the finalists' re-measurements are isolated, and so is a baseline: it is measured in
+fresh baseline workers (role ``baseline``: the body sees ``autotune.tuning`` False, as in a plain
+run; :mod:`pytest_autotune.plugin.baseline`). Normal runs and the final call of a tuned test (the
+winner, run as the real test) run in the pytest process, because the real test must run where
+pytest reports it, and its configuration has already run without crashing. What it costs
+(``benchmarks/plugin_bench.py``, fake timer, so the numbers are the plugin's own; measured on 2
+shared CPUs at load average 9-11): about 1 ms per trial over an in-process trial (a request and a
+reply through a pipe), and one worker start of about 2 s per tuned test (a fresh pytest collecting
+the test file and creating its fixtures), paid again after each crash or timeout, plus the
+baseline's fresh processes. For kernels whose trials take milliseconds or more and budgets of tens
+of trials this is a few percent of a tuning run.
+
+A worker's private directory is named after the pytest process that owns it
+(``pytest-autotune-worker-<pid>-*`` in the temporary directory). A pytest killed with SIGKILL cannot
+remove it, so the first worker a later run starts removes the directories whose owner is no longer
+alive (:func:`remove_stale_worker_dirs`); those of live runs are never touched.
 """
 
 from __future__ import annotations
@@ -43,7 +50,13 @@ from pytest_autotune.plugin.worker_launch import (
     remove_stale_worker_dirs,
     worker_arguments,
 )
-from pytest_autotune.plugin.worker_protocol import ENV_VAR, BodyEnded, TrialReply, TrialRequest
+from pytest_autotune.plugin.worker_protocol import (
+    ENV_VAR,
+    BodyEnded,
+    TrialReply,
+    TrialRequest,
+    WorkerRole,
+)
 from pytest_autotune.tuning.worker import Launched, Worker, WorkerFailure
 
 if TYPE_CHECKING:
@@ -70,12 +83,17 @@ class IsolatedTrials:
     Call it like :func:`~pytest_autotune.plugin.runner.run_trial` without the item: ``trials(config,
     repeat)`` returns a :class:`~pytest_autotune.plugin.runner.BodyRun`; a crash or hang comes back as a
     ``runtime`` or ``timeout`` run. Use it as a context manager: leaving stops the worker.
+    ``role="baseline"`` makes it a baseline worker: the body sees ``autotune.tuning`` False, as in a
+    plain run (:mod:`pytest_autotune.plugin.baseline`).
     """
 
-    def __init__(self, session: AutotuneSession, item: pytest.Function, plan: ItemPlan) -> None:
+    def __init__(
+        self, session: AutotuneSession, item: pytest.Function, plan: ItemPlan, *, role: WorkerRole = "trial"
+    ) -> None:
         self._item = item
         self._config = item.config
         self._nodeid = item.nodeid
+        self._role: WorkerRole = role
         self._env = self._environment(session, plan)
         policy = plan.policy
         self.worker = Worker(
@@ -83,7 +101,7 @@ class IsolatedTrials:
             timeout=policy.trial_timeout,
             start_timeout=START_TIMEOUT,
             memory_limit=policy.worker_memory,
-            name="trial worker",
+            name=f"{role} worker",
         )
 
     @staticmethod
@@ -96,7 +114,7 @@ class IsolatedTrials:
         return env
 
     def _launch(self) -> Launched:
-        return launch_worker(self._item, env=self._env)
+        return launch_worker(self._item, env=self._env, role=self._role)
 
     def __call__(self, config: dict[str, Any], repeat: int) -> BodyRun:
         """Run one trial in the worker."""

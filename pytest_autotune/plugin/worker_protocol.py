@@ -43,8 +43,9 @@ ENV_VAR: Final = "PYTEST_AUTOTUNE_TRIAL_WORKER"
 
 
 EndKind = Literal["skip", "xfail", "fail", "exit", "interrupt", "system-exit"]
-#: What a worker serves: tuning trials, or one side of a comparison.
-WorkerRole = Literal["trial", "compare"]
+#: What a worker serves: tuning trials, a baseline measured as a plain run measures (the body sees
+#: ``autotune.tuning`` False), or one side of a comparison.
+WorkerRole = Literal["trial", "baseline", "compare"]
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ class WorkerSpec:
         if not text:
             return None
         data = json.loads(text)
-        role: WorkerRole = "compare" if data.get("role") == "compare" else "trial"
+        role: WorkerRole = data.get("role") if data.get("role") in ("baseline", "compare") else "trial"
         return cls(str(data["nodeid"]), int(data["channel_fd"]), int(data["watch_fd"]), role)
 
 

@@ -13,6 +13,16 @@ baseline). Defaults: tolerance 10%, noise_k 1.5, floor 2 us for times (0 for oth
 :meth:`Rule.describe` prints the rule with its numbers (the README, the regression report and
 ``benchmarks/regression_gate.py`` use it).
 
+The tolerance of a baseline that knows its *noise* (:meth:`Rule.tolerance_for`): the larger of the
+tolerance and :data:`NOISE_TOLERANCE_K` times that noise, unless the user set the tolerance
+(command line, ini, environment, ``@tunable`` or marker), which then wins as it is. A baseline's
+noise is the spread between fresh processes (:func:`between_process_noise`): a baseline is
+measured in :data:`BASELINE_PROCESSES` fresh processes, as a plain run measures (each the least
+disturbed of :data:`PROCESS_RUNS` measurements), and is the middle one of them. A kernel whose
+time moves by 25% from one process to the next (page placement of a memory-bound kernel, the
+host's other tenants) gets a tolerance that covers it, and a steady kernel keeps 10%. Entries
+without noise (older files, ``--autotune-isolate=none``) are judged as before, with the tolerance.
+
 Confirmation: a measurement within ``baseline x (1 + tolerance)`` (or the floor) settles the check
 at once (:attr:`Verdict.settled`). Otherwise (a regression, or a pass that needed the noise band)
 the body is measured again, up to :data:`CONFIRMATIONS` more times, each after a growing pause
@@ -38,22 +48,28 @@ it, and the timing statistics their spread.
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, Protocol
 
 from pytest_autotune.values import format_seconds
 
 __all__ = [
+    "BASELINE_PROCESSES",
     "BASELINE_RUNS",
     "CONFIRMATIONS",
     "DEFAULT_RULE",
     "NOISE_K",
+    "NOISE_TOLERANCE_K",
+    "PROCESS_RUNS",
     "TIME_FLOOR",
     "TOLERANCE",
     "Measured",
     "Recorded",
     "Rule",
     "Verdict",
+    "between_process_noise",
     "robust_spread",
 ]
 
@@ -72,9 +88,25 @@ TIME_FLOOR: Final = 2e-6
 #: pauses doubling from 0.05 s 0 of 40, from 0.1 s 1 of 40. ``benchmarks/regression_gate.py``
 #: with these: 1% false alarms, 98% of +20% slowdowns caught.
 CONFIRMATIONS: Final = 5
-#: Measurements (calls of the body) of a baseline (after tuning, ``--autotune-update-baseline``);
-#: the least disturbed one becomes the baseline.
+#: Measurements (calls of the body) of a baseline measured in the pytest process (trials not
+#: isolated: ``--autotune-isolate=none``); the least disturbed one becomes the baseline.
 BASELINE_RUNS: Final = 5
+#: Fresh processes that measure a baseline (after tuning, ``--autotune-update-baseline``) when
+#: trials are isolated (the default on POSIX systems): about 1-3 s each for the example kernels.
+#: Their spread is the baseline's noise. Fewer make it a poor estimate (with 3 processes of a
+#: normally distributed speed, max(10%, 2 x noise) fails 1.6% of unchanged runs, with 5: 0.3%);
+#: more cost time and still miss a rare slow mode (15% of processes 25% slower: 6.6% false
+#: alarms with 5 processes, 4.8% with 7; ``benchmarks/gate_bench.py --calibrate`` resamples).
+BASELINE_PROCESSES: Final = 5
+#: Measurements in each of those processes, the first and more after the timer's pauses, as a
+#: check confirms; the least disturbed one is that process's value.
+PROCESS_RUNS: Final = 3
+#: Multiple of a baseline's noise that its tolerance covers (unless the tolerance is set). The
+#: noise (range over 5 processes) of a normally distributed speed is about 2.3 standard deviations:
+#: k = 1 fails 2.2% of unchanged runs, 1.5 0.9%, 2 0.3% (simulated); on the shared 2-vCPU VM
+#: (load 8-13) resampled baselines failed no unchanged check for any k from 1 to 4, and caught
+#: almost no +20% slowdown for any (its processes' spread was 22-250%): 2 keeps a margin to 1%.
+NOISE_TOLERANCE_K: Final = 2.0
 
 
 class Measured(Protocol):
@@ -99,6 +131,16 @@ class Recorded(Protocol):
     def q3(self) -> float | None: ...
     @property
     def iqr(self) -> float | None: ...
+    @property
+    def noise(self) -> float | None: ...
+
+
+def between_process_noise(medians: Sequence[float]) -> float:
+    """The relative spread between processes: ``(max - min) / |median|`` of their medians (0 for one)."""
+    if not medians:
+        raise ValueError("no medians to compare")
+    middle = abs(statistics.median(medians))
+    return (max(medians) - min(medians)) / middle if middle else 0.0
 
 
 def robust_spread(median: float, q1: float, q3: float, maximize: bool = False) -> float:
@@ -117,6 +159,7 @@ class Verdict:
 
     ``settled`` is True when the measurement is within the tolerance (or the floor) of the
     baseline, or faster beyond the band: no further measurement could change the outcome.
+    ``tolerance`` is the one applied (:meth:`Rule.tolerance_for`), ``noise`` the baseline's.
     """
 
     state: Literal["passed", "regression", "faster"]
@@ -125,6 +168,8 @@ class Verdict:
     limit: float
     noise_band: float
     settled: bool = True
+    tolerance: float = TOLERANCE
+    noise: float | None = None
 
     @property
     def delta(self) -> float:
@@ -137,7 +182,8 @@ class Rule:
     """The rule's parameters (see the module docstring); ``unit`` only formats :meth:`describe`.
 
     ``floor`` is absolute, in the objective's unit; a :class:`pytest_autotune.policy.Policy` gives
-    its rule as ``policy.rule``.
+    its rule as ``policy.rule``. ``noise_scale`` is the multiple of a baseline's noise that its
+    tolerance covers (:meth:`tolerance_for`); None when the tolerance was set explicitly.
     """
 
     tolerance: float = TOLERANCE
@@ -145,6 +191,7 @@ class Rule:
     floor: float = TIME_FLOOR
     maximize: bool = False
     unit: str = "s"
+    noise_scale: float | None = NOISE_TOLERANCE_K
 
     @property
     def _sign(self) -> float:
@@ -164,21 +211,37 @@ class Rule:
         """``noise_k x`` the largest of ``spreads``."""
         return self.noise_k * max(spreads)
 
+    def tolerance_for(self, baseline: Recorded) -> float:
+        """The tolerance ``baseline`` is judged with: the larger of :attr:`tolerance` and
+        ``noise_scale x`` its noise; :attr:`tolerance` alone when it has none or the tolerance was set."""
+        noise = baseline.noise
+        if self.noise_scale is None or noise is None:
+            return self.tolerance
+        return max(self.tolerance, self.noise_scale * noise)
+
     def judge(self, current: Measured, baseline: Recorded) -> Verdict:
         """Apply the rule to ``current`` against ``baseline``."""
         reference = baseline.median
+        tolerance = self.tolerance_for(baseline)
         noise_band = self.noise_band(self.baseline_spread(baseline), self.spread(current))
         significant = abs(current.median - reference) > self.floor
         sign = self._sign
-        worse_limit = reference + sign * (abs(reference) * self.tolerance + noise_band)
-        better_limit = reference - sign * (abs(reference) * self.tolerance + noise_band)
+        worse_limit = reference + sign * (abs(reference) * tolerance + noise_band)
+        better_limit = reference - sign * (abs(reference) * tolerance + noise_band)
+        noise = baseline.noise
         if significant and sign * (current.median - worse_limit) > 0:
-            return Verdict("regression", current.median, reference, worse_limit, noise_band, settled=False)
+            return Verdict(
+                "regression", current.median, reference, worse_limit, noise_band, False, tolerance, noise
+            )
         if significant and sign * (better_limit - current.median) > 0:
-            return Verdict("faster", current.median, reference, better_limit, noise_band)
-        within_tolerance = sign * (current.median - reference) <= abs(reference) * self.tolerance
+            return Verdict(
+                "faster", current.median, reference, better_limit, noise_band, True, tolerance, noise
+            )
+        within_tolerance = sign * (current.median - reference) <= abs(reference) * tolerance
         settled = within_tolerance or not significant
-        return Verdict("passed", current.median, reference, worse_limit, noise_band, settled=settled)
+        return Verdict(
+            "passed", current.median, reference, worse_limit, noise_band, settled, tolerance, noise
+        )
 
     def beats(self, challenger: Measured, incumbent: Measured) -> bool:
         """Whether ``challenger`` is better than ``incumbent`` by more than the noise band plus the
@@ -190,17 +253,34 @@ class Rule:
         """``value`` in the objective's unit (``"12.3us"`` for times, ``"95.2 GFLOP/s"`` otherwise)."""
         return format_seconds(value) if self.unit == "s" else f"{value:.4g} {self.unit}"
 
+    def describe_tolerance(self, verdict: Verdict) -> str:
+        """Where the tolerance of ``verdict`` came from: ``"tolerance 24% (2 x the baseline's noise
+        12%, the spread between its fresh processes)"``, ``"tolerance 10% (at least 10%; noise 3%)"``
+        or ``"tolerance 30% (set for this test)"``."""
+        applied = f"tolerance {verdict.tolerance:.0%}"
+        if self.noise_scale is None:
+            return f"{applied} (set explicitly)"
+        if verdict.noise is None:
+            return f"{applied} (the baseline has no noise measured)"
+        noise = f"the baseline's noise {verdict.noise:.0%}, the spread between its fresh processes"
+        if verdict.tolerance > self.tolerance:
+            return f"{applied} ({self.noise_scale:g} x {noise})"
+        return f"{applied} (at least {self.tolerance:.0%}; {noise})"
+
     def describe(self) -> str:
         """The rule with its numbers, one line (the default: ``median > baseline x (1 + 10%) + 1.5 x
         spread (spread = 2 x (median - q1), the larger of the baseline's and the measurement's) and
-        more than 2us slower``)."""
+        more than 2us slower``; with ``noise_scale`` the tolerance reads ``max(10%, 2 x noise)``)."""
         if self.maximize:
             limit, half, worse = "median < baseline x (1 - {}) - {} x spread", "q3 - median", "lower"
         else:
             limit, half, worse = "median > baseline x (1 + {}) + {} x spread", "median - q1", "higher"
             worse = "slower" if self.unit == "s" else worse
+        tolerance = f"{self.tolerance:.0%}"
+        if self.noise_scale is not None:
+            tolerance = f"max({tolerance}, {self.noise_scale:g} x noise)"
         return (
-            f"{limit.format(f'{self.tolerance:.0%}', f'{self.noise_k:g}')} (spread = 2 x ({half}), the "
+            f"{limit.format(tolerance, f'{self.noise_k:g}')} (spread = 2 x ({half}), the "
             f"larger of the baseline's and the measurement's) and more than {self.format(self.floor)} {worse}"
         )
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytest_autotune.timing.regression import BASELINE_RUNS
+from pytest_autotune.timing.regression import BASELINE_PROCESSES, BASELINE_RUNS, PROCESS_RUNS
 
 FAULTY = """
 import ctypes, os, sys, time
@@ -97,12 +97,20 @@ def test_where_trials_run(project: pytest.Pytester, isolate: str, isolated: bool
     project.makepyfile(test_k=PIDS)
     project.runpytest("--autotune", f"--autotune-isolate={isolate}").assert_outcomes(passed=1)
     pids = _pids(project)
-    # 3 trials and 2 finalists x 3 rounds in the worker (or here), then the final call and the
-    # baseline's further measurements here
-    assert len(pids) == 3 + 6 + BASELINE_RUNS
-    assert pids[-BASELINE_RUNS:] == [os.getpid()] * BASELINE_RUNS
-    assert all((pid != os.getpid()) == isolated for pid in pids[:-BASELINE_RUNS])
-    assert len(set(pids[:-BASELINE_RUNS])) == 1  # one persistent worker (or this process)
+    # 3 trials and 2 finalists x 3 rounds in the worker (or here), then the final call here, then
+    # the baseline: isolated, PROCESS_RUNS measurements in each of BASELINE_PROCESSES fresh
+    # processes; else BASELINE_RUNS - 1 more here
+    trials, final, baseline = pids[:9], pids[9], pids[10:]
+    assert all((pid != os.getpid()) == isolated for pid in trials)
+    assert len(set(trials)) == 1  # one persistent worker (or this process)
+    assert final == os.getpid()
+    if isolated:
+        fresh = sorted(set(baseline), key=baseline.index)
+        assert baseline == [pid for pid in fresh for _ in range(PROCESS_RUNS)]
+        assert len(fresh) == BASELINE_PROCESSES
+        assert not {os.getpid(), trials[0]} & set(fresh)
+    else:
+        assert baseline == [os.getpid()] * (BASELINE_RUNS - 1)
     project.runpytest().assert_outcomes(passed=1)  # a normal run: in this process, whatever the option
     assert _pids(project) == [os.getpid()]
 

@@ -15,7 +15,9 @@ from pytest_autotune.timing.regression import (
     BASELINE_RUNS,
     CONFIRMATIONS,
     DEFAULT_RULE,
+    NOISE_TOLERANCE_K,
     Rule,
+    between_process_noise,
     robust_spread,
 )
 
@@ -80,9 +82,57 @@ def test_a_maximised_objective_mirrors_the_rule() -> None:
 
 
 def test_the_policy_gives_its_rule() -> None:
-    assert DEFAULT_POLICY.rule == DEFAULT_RULE == Rule(0.10, 1.5, 2e-6, False, "s")
+    assert DEFAULT_POLICY.rule == DEFAULT_RULE == Rule(0.10, 1.5, 2e-6, False, "s", NOISE_TOLERANCE_K)
     custom = merge_policy([{"tolerance": 0.05, "noise_k": 2.0, "objective": "GFLOP/s", "maximize": True}])
-    assert custom.rule == Rule(0.05, 2.0, 0.0, True, "GFLOP/s")
+    # a tolerance set by any layer is used as it is: no tolerance derived from the noise
+    assert custom.rule == Rule(0.05, 2.0, 0.0, True, "GFLOP/s", noise_scale=None)
+    assert merge_policy([{"noise_k": 2.0}]).rule.noise_scale == NOISE_TOLERANCE_K
+
+
+def test_the_tolerance_grows_with_the_baselines_noise() -> None:
+    steady = Baseline(100 * US, q1=100 * US, q3=100 * US, noise=0.02, processes=5)
+    noisy = Baseline(100 * US, q1=100 * US, q3=100 * US, noise=0.2, processes=5)
+    rule = Rule(noise_scale=2.0)
+    assert rule.tolerance_for(steady) == 0.10  # at least the tolerance
+    assert rule.tolerance_for(noisy) == pytest.approx(0.40)  # 2 x 20%
+    assert rule.tolerance_for(Baseline(100 * US)) == 0.10  # an older entry: no noise, as before
+    assert Rule(noise_scale=None).tolerance_for(noisy) == 0.10  # a tolerance set explicitly wins
+    # +30%: a regression against the steady baseline, within the noisy one's 40%
+    slower = Measurement(130 * US, 130 * US, 130 * US)
+    assert rule.judge(slower, steady).state == "regression"
+    within = rule.judge(slower, noisy)
+    assert (within.state, within.settled, within.tolerance, within.noise) == ("passed", True, 0.4, 0.2)
+    assert within.limit == pytest.approx(140 * US)
+    beyond = rule.judge(Measurement(145 * US, 145 * US, 145 * US), noisy)
+    assert (beyond.state, beyond.limit) == ("regression", pytest.approx(140 * US))
+    # faster beyond the noise-derived tolerance only
+    assert rule.judge(Measurement(65 * US, 65 * US, 65 * US), noisy).state == "passed"
+    assert rule.judge(Measurement(55 * US, 55 * US, 55 * US), noisy).state == "faster"
+
+
+def test_the_tolerance_says_where_it_came_from() -> None:
+    noisy = Baseline(100 * US, q1=100 * US, q3=100 * US, noise=0.2, processes=5)
+    slower = Measurement(150 * US, 150 * US, 150 * US)
+    rule = Rule(noise_scale=2.0)
+    assert rule.describe_tolerance(rule.judge(slower, noisy)) == (
+        "tolerance 40% (2 x the baseline's noise 20%, the spread between its fresh processes)"
+    )
+    steady = Baseline(100 * US, noise=0.03)
+    assert rule.describe_tolerance(rule.judge(slower, steady)) == (
+        "tolerance 10% (at least 10%; the baseline's noise 3%, the spread between its fresh processes)"
+    )
+    assert rule.describe_tolerance(rule.judge(slower, Baseline(100 * US))) == (
+        "tolerance 10% (the baseline has no noise measured)"
+    )
+    explicit = Rule(0.3, noise_scale=None)
+    assert explicit.describe_tolerance(explicit.judge(slower, noisy)) == "tolerance 30% (set explicitly)"
+
+
+def test_noise_between_processes_is_their_relative_range() -> None:
+    assert between_process_noise([1.0, 1.1, 1.2, 0.9, 1.0]) == pytest.approx(0.3)
+    assert between_process_noise([2.0]) == 0.0
+    with pytest.raises(ValueError, match="no medians"):
+        between_process_noise([])
 
 
 def test_keep_or_replace_the_committed_configuration() -> None:
@@ -112,10 +162,14 @@ def test_robust_spread_uses_the_undisturbed_half() -> None:
 
 def test_describe_states_the_rule_with_its_numbers() -> None:
     assert DEFAULT_RULE.describe() == (
+        f"median > baseline x (1 + max(10%, {NOISE_TOLERANCE_K:g} x noise)) + 1.5 x spread (spread = 2 x "
+        "(median - q1), the larger of the baseline's and the measurement's) and more than 2us slower"
+    )
+    assert Rule(noise_scale=None).describe() == (
         "median > baseline x (1 + 10%) + 1.5 x spread (spread = 2 x (median - q1), the larger of the "
         "baseline's and the measurement's) and more than 2us slower"
     )
-    assert Rule(0.05, 2.0, 0.0, True, "GFLOP/s").describe() == (
+    assert Rule(0.05, 2.0, 0.0, True, "GFLOP/s", noise_scale=None).describe() == (
         "median < baseline x (1 - 5%) - 2 x spread (spread = 2 x (q3 - median), the larger of the "
         "baseline's and the measurement's) and more than 0 GFLOP/s lower"
     )
