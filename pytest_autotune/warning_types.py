@@ -6,6 +6,7 @@ __all__ = [
     "AutotuneNoMeasurementWarning",
     "AutotuneRegressionWarning",
     "AutotuneSharedFixtureWarning",
+    "AutotuneTransferWarning",
     "AutotuneWarning",
 ]
 
@@ -24,3 +25,7 @@ class AutotuneRegressionWarning(AutotuneWarning):
 
 class AutotuneSharedFixtureWarning(AutotuneWarning):
     """Function-scoped fixtures are set up once and shared by every trial of a tuning run."""
+
+
+class AutotuneTransferWarning(AutotuneWarning):
+    """A transfer source (another device's or parametrization's history) was skipped, naming it."""

@@ -16,13 +16,20 @@ parameter name and value); a source that does not overlap is skipped with a warn
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_autotune.outcome import LABELS, Label
+import numpy as np
+from numpy.typing import NDArray
 
-__all__ = ["SourceTrial", "TransferSource"]
+from pytest_autotune.outcome import LABELS, Label
+from pytest_autotune.space.base import Config, Points, Space
+from pytest_autotune.space.errors import SpaceError
+from pytest_autotune.warning_types import AutotuneTransferWarning
+
+__all__ = ["MappedSource", "SourceTrial", "TransferSource", "map_sources", "map_to_space"]
 
 
 @dataclass(frozen=True)
@@ -63,3 +70,119 @@ class TransferSource:
     def n_ok(self) -> int:
         """How many trials were measured (label ``ok``)."""
         return sum(1 for trial in self.trials if trial.label == "ok")
+
+
+@dataclass(frozen=True)
+class MappedSource:
+    """A source's trials as configurations of the target space (distinct, in source order).
+
+    ``shared`` names the target parameters the source sets; the others were completed with the
+    target's defaults, so a model of the source should look at the ``shared`` ones only.
+    ``values`` holds the source's value per row (NaN for failures); ``dropped`` counts the
+    source trials that are not configurations of the target space.
+    """
+
+    source: TransferSource
+    points: Points
+    labels: tuple[Label, ...]
+    values: NDArray[np.float64]
+    shared: tuple[str, ...]
+    dropped: int
+
+    @property
+    def name(self) -> str:
+        """The source's name, for messages."""
+        return self.source.name
+
+    @property
+    def ok(self) -> NDArray[np.bool_]:
+        """Which rows were measured (label ``ok``)."""
+        return np.array([label == "ok" for label in self.labels], dtype=bool)
+
+    def best(self, n: int) -> Points:
+        """The ``n`` best measured rows, best first."""
+        ok = np.flatnonzero(self.ok)
+        order = ok[np.argsort(self.values[ok], kind="stable")]
+        return self.points[order[:n]]
+
+
+def _plain(value: Any) -> Any:
+    """A value as the space compares it: JSON lists (permutations) become tuples."""
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _skip(source: TransferSource, why: str) -> None:
+    warnings.warn(f"transfer source {source.name!r} skipped: {why}", AutotuneTransferWarning, stacklevel=3)
+
+
+def map_to_space(source: TransferSource, space: Space) -> MappedSource | None:
+    """``source``'s trials as configurations of ``space``, matched by parameter name and value.
+
+    The parameters of ``space`` that the source's trials set (``shared``) take each trial's value;
+    the others take the space's default (a trial lacking a shared parameter is dropped). A trial
+    whose completed configuration is not valid in ``space`` (a value outside the domain, a
+    violated constraint) is dropped. Trials that become the same
+    configuration (they differed only in parameters ``space`` lacks) are merged: the best value
+    wins, and a failure counts only when none of them was measured.
+
+    Returns None, with an :class:`~pytest_autotune.warning_types.AutotuneTransferWarning` naming
+    the source, when the spaces share no parameter or no trial maps: such a source is skipped, it
+    never stops tuning.
+    """
+    if not source.trials:
+        _skip(source, "it holds no trials")
+        return None
+    named = set().union(*(trial.config for trial in source.trials))
+    shared = tuple(name for name in space.names if name in named)
+    if not shared:
+        _skip(
+            source,
+            f"it shares no parameter with the space (source: {', '.join(sorted(named)) or 'none'}; "
+            f"space: {', '.join(space.names)})",
+        )
+        return None
+    try:
+        defaults: Config = space.default_config() if len(shared) < len(space.names) else {}
+    except SpaceError as exc:
+        _skip(source, f"it lacks parameters {sorted(set(space.names) - set(shared))} and {exc}")
+        return None
+    # A trial lacking one of the shared parameters is dropped (it becomes an invalid configuration).
+    configs = [
+        {**defaults, **{n: _plain(t.config[n]) for n in shared}} if set(shared) <= set(t.config) else {}
+        for t in source.trials
+    ]
+    valid = space.contains(configs)
+    rows = np.flatnonzero(valid)
+    if len(rows) == 0:
+        _skip(source, f"none of its {len(configs)} configurations is valid in the space")
+        return None
+    points = space.to_points([configs[int(i)] for i in rows])
+    merged: dict[Hashable, int] = {}
+    labels: list[Label] = []
+    values: list[float] = []
+    keep: list[int] = []
+    for position, (row, key) in enumerate(zip(rows.tolist(), points.keys(), strict=True)):
+        trial = source.trials[row]
+        value = math.nan if trial.value is None else float(trial.value)
+        seen = merged.get(key)
+        if seen is None:
+            merged[key] = len(keep)
+            keep.append(position)
+            labels.append(trial.label)
+            values.append(value)
+        elif trial.label == "ok" and (labels[seen] != "ok" or value < values[seen]):
+            labels[seen], values[seen] = "ok", value
+    return MappedSource(
+        source,
+        points[np.asarray(keep, dtype=np.int64)],
+        tuple(labels),
+        np.asarray(values, dtype=np.float64),
+        shared,
+        len(configs) - len(rows),
+    )
+
+
+def map_sources(sources: Sequence[TransferSource], space: Space) -> list[MappedSource]:
+    """Every source that overlaps ``space``, mapped (the others skipped with a warning)."""
+    mapped = [map_to_space(source, space) for source in sources]
+    return [m for m in mapped if m is not None]
