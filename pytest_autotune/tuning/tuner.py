@@ -52,18 +52,20 @@ objective (:meth:`Tuner.run`) in :mod:`~pytest_autotune.tuning.evaluation`.
 
 from __future__ import annotations
 
+import inspect
 import numbers
 import os
 import time
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
 
 from pytest_autotune.outcome import Outcome
 from pytest_autotune.space.base import Config, Points, Space
-from pytest_autotune.strategies import make_strategy
+from pytest_autotune.strategies import get_strategy, make_strategy
 from pytest_autotune.strategies.base import SpaceExhausted, Strategy
+from pytest_autotune.strategies.sources import TransferSource
 from pytest_autotune.strategies.unseen import draw_unseen, key_of
 from pytest_autotune.tuning.abort import DEFAULT_ABORT, AbortCondition, AbortLike, TuningState, as_abort
 from pytest_autotune.tuning.evaluation import objective_outcome, run_objective
@@ -105,6 +107,12 @@ def _make_strategy(name: str, space: Space, rng: np.random.Generator, options: M
     return make_strategy(name, space, rng, options)
 
 
+def accepts_sources(name: str) -> bool:
+    """Whether the strategy registered as ``name`` takes transfer ``sources`` (a keyword of its class)."""
+    parameters = inspect.signature(get_strategy(name).__init__).parameters
+    return "sources" in parameters and parameters["sources"].kind is inspect.Parameter.KEYWORD_ONLY
+
+
 def _strategy_name(strategy: Strategy) -> str:
     return str(getattr(type(strategy), "name", type(strategy).__name__))
 
@@ -117,6 +125,11 @@ class Tuner:
     :data:`~pytest_autotune.tuning.abort.DEFAULT_ABORT`; ``seed=None`` draws one
     (recorded in the result and journal). ``strategy_options`` are passed to
     the strategy's constructor (only with a registry name).
+
+    ``sources`` (:class:`~pytest_autotune.strategies.sources.TransferSource`: what tuning the
+    same kernel elsewhere measured) go to a strategy given by name whose class takes a
+    ``sources`` keyword (``bo`` does: it warm-starts from them); other strategies ignore them.
+    :attr:`uses_sources` tells which happened.
     """
 
     def __init__(
@@ -130,6 +143,7 @@ class Tuner:
         maximize: bool = False,
         strategy_options: Mapping[str, Any] | None = None,
         on_journal_mismatch: Literal["error", "restart"] = "error",
+        sources: Sequence[TransferSource] = (),
     ) -> None:
         if not isinstance(space, Space):
             raise TypeError(f"Tuner: expected a Space, got {type(space).__name__}")
@@ -151,6 +165,12 @@ class Tuner:
             not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0
         ):
             raise ValueError(f"Tuner: seed must be a non-negative integer or None, got {seed!r}")
+        sources = tuple(sources)
+        for source in sources:
+            if not isinstance(source, TransferSource):
+                raise TypeError(f"Tuner: sources must be TransferSource objects, got {source!r}")
+        if sources and isinstance(strategy, Strategy):
+            raise ValueError("Tuner: sources apply only to a strategy given by name")
 
         contents: JournalContents | None = None
         if journal is not None:
@@ -160,9 +180,13 @@ class Tuner:
         self.seed = int(seed) if seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
         strategy_seq, fallback_seq = np.random.SeedSequence(self.seed).spawn(2)
         self._fallback_rng = np.random.default_rng(fallback_seq)
+        #: Whether the strategy was given the transfer sources (see the class docstring).
+        self.uses_sources = bool(sources) and isinstance(strategy, str) and accepts_sources(strategy)
+        self.sources = sources
         if isinstance(strategy, str):
+            given = {**options, "sources": sources} if self.uses_sources else options
             self.strategy: Strategy = _make_strategy(
-                strategy, space, np.random.default_rng(strategy_seq), options
+                strategy, space, np.random.default_rng(strategy_seq), given
             )
             self.strategy_name = strategy
         else:
