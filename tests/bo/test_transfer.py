@@ -123,3 +123,18 @@ def test_feasibility_rows_join_while_the_source_agrees_with_the_target() -> None
     assert agreeing[2][2:].max() < 1.0
     # the target measured a configuration in the source's failing region: the source is left out
     assert transfer.feasibility_rows(features, ["ok", "ok"]) is None
+
+
+def test_a_flat_source_ranks_nothing_but_a_steep_one_does() -> None:
+    from pytest_autotune.strategies.bo import BayesianOptimization
+
+    configs = [{"x": x, "y": 3, "mode": "a"} for x in range(10)]
+    flat = TransferSource("flat", [SourceTrial(c, "ok", 1.0 + 0.001 * i) for i, c in enumerate(configs)])
+    steep = TransferSource("steep", [SourceTrial(c, "ok", 1.0 + 0.5 * i) for i, c in enumerate(configs)])
+    bo = BayesianOptimization(space(), rng=np.random.default_rng(0), sources=[flat, steep], **FAST)
+    transfer = bo.transfer
+    assert transfer is not None
+    assert transfer.models[0].surrogate is None
+    assert transfer.models[1].surrogate is not None
+    picks = transfer.design(4, set())
+    assert [space().configs(p)[0]["x"] for p in picks] == [0, 1, 2, 3]  # the steep source's best, in order

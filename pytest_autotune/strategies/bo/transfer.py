@@ -1,33 +1,47 @@
 """Transfer from other tuning tasks: what the sources measured, weighted by how well it ranks here.
 
 The ``bo`` strategy uses its transfer sources (see :mod:`pytest_autotune.strategies.sources`)
-in three places, each discounted by the target's own trials:
+in four places, each discounted by the target's own trials:
 
-* **Design.** The run opens with the sources' best configurations, taken in turn from each
-  source (``transfer_design`` of them), before the Latin hypercube. A good source puts the
-  optimum's region on the table in the first evaluations; a misleading one costs those few.
+* **Design.** The run opens with each source's ``transfer_design`` best configurations (the
+  sources' best first, then their second best), before the usual Latin hypercube. A good source
+  puts the optimum's region on the table in the first evaluations; a misleading one costs those.
 * **Model** (``transfer="rgpe"``, the default): a ranking-weighted ensemble of Gaussian
   processes (RGPE, Feurer, Letham, Hutter and Bakshy, "Practical transfer learning for Bayesian
   optimization", 2018). Each source gets a GP fitted once to its own trials; the target's GP is
   refitted every suggestion as without sources. A model's weight is the share of bootstrap
   resamples of the target's trials on which it misorders the fewest pairs of them (the target's
-  GP judged by its leave-one-out predictions, so that it cannot win by memorising); a source whose
-  median loss exceeds the 95th percentile of the target's is dropped (no weight dilution). Each
-  source's predictions are mapped to the target's units by matching their mean and spread at the
-  target's trials. The ensemble's mean is the weighted mean, its variance the weighted sum of
-  variances with squared weights; expected improvement and the feasibility gate then work as
-  without sources. A misleading source misorders the target's trials and loses its weight within
-  a few of them.
-* **Feasibility** (``transfer_feasibility``): the sources' trials, failures included, join the
-  feasibility forests' training data at half weight while a forest of the source alone predicts
-  the target's trials at least as well as the target's majority label does. Failures such as
-  resource limits are often shared across devices; where they are not, the target's own trials
-  soon contradict the source and it is left out.
+  GP judged by its leave-one-out predictions, so that it cannot win by memorising). Only pairs
+  that involve one of the better half of the target's trials count: a source that merely tells
+  good regions from bad ones, and misorders the good configurations, loses its weight sooner. A
+  source whose median loss exceeds the 95th percentile of the target's is dropped (no weight
+  dilution). Each source's predictions are mapped to the target's units by matching their mean
+  and spread at the target's trials. The ensemble's mean is the weighted mean, its variance the
+  weighted sum of variances with squared weights; expected improvement and the feasibility gate
+  then work as without sources.
+* **Candidates.** The best configurations of each source not yet measured join the acquisition
+  optimiser's pool, :data:`SOURCE_CANDIDATES` times the source's current weight (none once it
+  has lost its weight: they would only crowd the pool into its region).
+* **Feasibility** (``transfer_feasibility``): the trials of a source that saw failures join the
+  feasibility forests' training data at half weight, while a forest of that source alone
+  predicts the target's trials at least as well as the target's majority label does. Failures
+  such as resource limits are often shared across devices; where they are not, the target's own
+  trials soon contradict the source and it is left out.
+
+A source whose measured trials all lie within :data:`FLAT_SPREAD` (5 %) of its best (a flat
+landscape: the dedispersion kernel on the A100 keeps 64 trials within 1.2 %) orders them by
+measurement noise: it gets neither a GP nor design picks, only its failures count.
 
 A source's history keeps only its best trials (what the store holds), so a GP fitted to them
 would revert to the mean of good configurations away from them: an optimistic prior about
 everything the source did not keep. Its GP is conditioned with the prior mean at the worst kept
 value instead.
+
+The other candidates (``transfer="prior"``: the sources' posterior means as the prior mean of
+the target GP, with fitted non-negative weights; ``"icm"``: one multi-task GP,
+:mod:`pytest_autotune.strategies.bo.transfer_icm`; ``"design"``: the design and feasibility only)
+are kept for the benchmark (``benchmarks/transfer_bench.py``); ``docs/architecture.md`` records
+what each measured.
 """
 
 from __future__ import annotations
@@ -61,6 +75,8 @@ BOOTSTRAP = 256
 SOURCE_CANDIDATES = 16
 #: Weight of one source trial in the feasibility forests (a target trial weighs 1).
 SOURCE_FEASIBILITY_WEIGHT = 0.5
+#: Relative spread of a source's measured values below which it ranks nothing (see ``_orders``).
+FLAT_SPREAD = 0.05
 #: Count only the pairs that involve one of the better half of the target's trials.
 TOP_PAIRS = True
 #: Bounds of the scale that maps a source's standardised predictions to the target's.
@@ -139,7 +155,11 @@ class TransferModel:
         self.options = options
         self.rng = rng
         self.models = [self._fit_source(mapped) for mapped in sources]
-        self._ranked = [model.mapped.best(len(model.mapped.labels)) for model in self.models]
+        # A source whose measured trials are all alike ranks nothing: no design picks from it.
+        self._ranked = [
+            m.mapped.best(len(m.mapped.labels) if _orders(m.mapped.values[m.mapped.ok]) else 0)
+            for m in self.models
+        ]
         self._icm: MultiTaskGP | None = None
         if options.transfer == "icm":
             from pytest_autotune.strategies.bo.transfer_icm import MultiTaskGP
@@ -155,7 +175,7 @@ class TransferModel:
         ok = np.flatnonzero(mapped.ok)
         ok = ok[np.argsort(mapped.values[ok], kind="stable")][:SOURCE_TRIALS]
         surrogate = None
-        if len(ok) >= 2 and self.options.transfer in ("rgpe", "prior"):
+        if _orders(mapped.values[ok]) and self.options.transfer in ("rgpe", "prior"):
             surrogate = build_surrogate(self.encoding.restricted(mapped.shared), self.options, self.rng)
             surrogate.fit(features[ok], mapped.values[ok])
             surrogate.condition_with_mean(float(np.max(surrogate.targets())))
@@ -274,6 +294,18 @@ class TransferModel:
         if len(parts) == 1:
             return None
         return np.concatenate(parts), all_labels, np.concatenate(weights)
+
+
+def _orders(values: NDArray[np.float64]) -> bool:
+    """Whether a source's measured values can rank configurations: at least two, and (for positive
+    values, such as times) the worst more than :data:`FLAT_SPREAD` above the best. A history whose
+    kept trials all lie within a few per cent of each other (a flat landscape) orders them by
+    measurement noise, and its GP would read "not kept" as "worse" where it is not."""
+    if len(values) < 2:
+        return False
+    if bool(np.all(values > 0)):
+        return float(values.max() / values.min()) > 1.0 + FLAT_SPREAD
+    return bool(values.max() > values.min())
 
 
 def _calibration(source: NDArray[np.float64], target: NDArray[np.float64]) -> tuple[float, float]:
