@@ -36,6 +36,7 @@ from pytest_autotune.space import Categorical, Param, Set, Space, build_space
 from pytest_autotune.space.base import Config
 from pytest_autotune.space.constraints import Constraint
 from pytest_autotune.space.errors import SpaceError
+from pytest_autotune.strategies.sources import SourceTrial, TransferSource
 
 __all__ = ["FAILURE_MARKERS", "Replay", "ReplayError"]
 
@@ -192,6 +193,32 @@ class Replay:
         return outcome
 
     __call__ = objective
+
+    def as_source(self, name: str | None = None, *, best: int | None = None) -> TransferSource:
+        """The cache as a transfer source for tuning another device (``Tuner(..., sources=[...])``).
+
+        Its ``best`` fastest configurations (all measured ones when None) with their time
+        relative to the optimum (when positive), then every failing configuration with its label,
+        the way a store history keeps them. ``name`` defaults to the cache file's name.
+        """
+        if best is not None and best < 1:
+            raise ValueError(f"Replay.as_source: best must be a positive count or None, got {best!r}")
+        measured = np.flatnonzero(np.isfinite(self.values))
+        measured = measured[np.argsort(self.values[measured], kind="stable")][:best]
+        failing = np.flatnonzero(~np.isfinite(self.values))
+        scale = self.optimum if self.optimum > 0 else 1.0
+        trials = [
+            SourceTrial(config, "ok", float(self.values[i]) / scale)
+            for i, config in zip(measured, self._configs(measured), strict=True)
+        ]
+        trials += [
+            SourceTrial(config, self._failure_labels[int(i)])
+            for i, config in zip(failing, self._configs(failing), strict=True)
+        ]
+        return TransferSource(name or self.path.name, trials, kind="user", meta={"path": str(self.path)})
+
+    def _configs(self, indices: np.ndarray[Any, np.dtype[np.intp]]) -> list[Config]:
+        return self.space.configs(self.space.at_index([int(i) for i in indices])) if len(indices) else []
 
     # -- constructors ----------------------------------------------------------------
     @classmethod

@@ -29,7 +29,7 @@ class AutotuneSharedFixtureWarning(AutotuneWarning):
 
 
 class AutotuneTransferWarning(AutotuneWarning):
-    """A warm-start source (another device's or parametrization's history) was skipped or ignored."""
+    """A transfer source (another device's or parametrization's history) was skipped, naming it."""
 
 
 class AutotuneInconclusiveWarning(AutotuneWarning):

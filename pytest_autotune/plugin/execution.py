@@ -119,6 +119,8 @@ def _done_text(result: AutotuneResult) -> str:
         parts.append(f"{result.speedup:.2f}x vs default")
     parts.append(metrics_text(result.metrics))
     return ", ".join(part for part in parts if part)
+
+
 def _baseline_meter(
     session: AutotuneSession, item: pytest.Function, plan: ItemPlan, autotune: Autotune
 ) -> BaselineMeter:
@@ -186,7 +188,7 @@ def _tune(
     result.speedup = report.speedup(plan.policy.maximize)
     result.tuning = report.summary
     result.search = report.trace.to_json(trials=pictures)
-    result.metrics = _metrics(autotune, report.baseline.median, plan.policy.unit)
+    result.metrics = _metrics(autotune, report.baseline.stats.median, plan.policy.unit)
     result.message = (
         "kept the committed configuration (no better one beyond noise)" if report.kept_committed else ""
     )
@@ -230,7 +232,7 @@ def _check(
         result.limit, result.noise_band = report.verdict.limit, report.verdict.noise_band
         result.tolerance = report.verdict.tolerance
     if report.new_baseline is not None and entry is not None:
-        metrics = _metrics(autotune, report.new_baseline.median, plan.policy.unit)
+        metrics = _metrics(autotune, report.new_baseline.stats.median, plan.policy.unit)
         baseline = report.new_baseline.to_entry(plan.policy.unit)
         result.entry = replace(entry, baseline=baseline, commit_info=None, metrics=metrics)
         result.device_info = session.devices.info_for(plan.device)

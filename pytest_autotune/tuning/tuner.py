@@ -112,13 +112,14 @@ def _make_strategy(name: str, space: Space, rng: np.random.Generator, options: M
     return make_strategy(name, space, rng, options)
 
 
+def accepts_sources(name: str) -> bool:
+    """Whether the strategy registered as ``name`` takes transfer ``sources`` (a keyword of its class)."""
+    parameters = inspect.signature(get_strategy(name).__init__).parameters
+    return "sources" in parameters and parameters["sources"].kind is inspect.Parameter.KEYWORD_ONLY
+
+
 def _strategy_name(strategy: Strategy) -> str:
     return str(getattr(type(strategy), "name", type(strategy).__name__))
-
-
-def _takes_sources(cls: type[Strategy]) -> bool:
-    """Whether the strategy's constructor accepts ``sources=`` (it learns from them itself)."""
-    return "sources" in inspect.signature(cls.__init__).parameters
 
 
 class Tuner:
@@ -128,9 +129,13 @@ class Tuner:
     journal/resume, errors). ``abort`` defaults to
     :data:`~pytest_autotune.tuning.abort.DEFAULT_ABORT`; ``seed=None`` draws one
     (recorded in the result and journal). ``strategy_options`` are passed to
-    the strategy's constructor (only with a registry name); so are ``sources``
-    when the constructor accepts them, else their best configurations are the
-    first trials (module docstring).
+    the strategy's constructor (only with a registry name).
+
+    ``sources`` (:class:`~pytest_autotune.strategies.sources.TransferSource`: what tuning the
+    same kernel elsewhere measured) go to a strategy given by name whose class takes a
+    ``sources`` keyword (``bo`` does: it learns from them); for other strategies the sources'
+    best configurations, mapped into this space, are the first trials (module docstring).
+    :attr:`uses_sources` tells which happened.
     """
 
     def __init__(
@@ -166,6 +171,12 @@ class Tuner:
             not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0
         ):
             raise ValueError(f"Tuner: seed must be a non-negative integer or None, got {seed!r}")
+        sources = tuple(sources)
+        for source in sources:
+            if not isinstance(source, TransferSource):
+                raise TypeError(f"Tuner: sources must be TransferSource objects, got {source!r}")
+        if sources and isinstance(strategy, Strategy):
+            raise ValueError("Tuner: sources apply only to a strategy given by name")
 
         contents: JournalContents | None = None
         if journal is not None:
@@ -175,10 +186,12 @@ class Tuner:
         self.seed = int(seed) if seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
         strategy_seq, fallback_seq = np.random.SeedSequence(self.seed).spawn(2)
         self._fallback_rng = np.random.default_rng(fallback_seq)
-        self.sources = tuple(sources)
-        takes = isinstance(strategy, str) and bool(self.sources) and _takes_sources(get_strategy(strategy))
+        #: Whether the strategy was given the transfer sources (see the class docstring).
+        self.uses_sources = bool(sources) and isinstance(strategy, str) and accepts_sources(strategy)
+        self.sources = sources
+        takes = self.uses_sources
         if isinstance(strategy, str):
-            given = {**options, "sources": self.sources} if takes else options
+            given = {**options, "sources": sources} if takes else options
             self.strategy: Strategy = _make_strategy(
                 strategy, space, np.random.default_rng(strategy_seq), given
             )

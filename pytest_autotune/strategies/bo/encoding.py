@@ -30,7 +30,8 @@ come after the parameters' blocks, in columns after the space's own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -144,6 +145,15 @@ class Encoding:
                 extra.append(FeatureBlock(block.name, "categorical", slice(column, column + 1), 2))
         return cls(space, active + tuple(extra), permutation_distance, ordinals, tuple(derived))
 
+    def restricted(self, names: Sequence[str]) -> Encoding:
+        """The same encoding modelling only the parameters ``names`` (and their derived flags).
+
+        A transfer source that sets only some of the target's parameters is modelled on those.
+        """
+        kept = tuple(b for b in self.blocks if b.name in set(names))
+        # ``derived`` stays whole, so that the features (and their columns) are the same as here.
+        return replace(self, blocks=kept or self.blocks[:1])
+
     @property
     def dimension(self) -> int:
         """Number of modelled blocks: the parameters, then the derived power-of-two flags."""
@@ -151,8 +161,9 @@ class Encoding:
 
     @property
     def parameter_count(self) -> int:
-        """Number of modelled parameters (derived blocks not counted)."""
-        return len(self.blocks) - len(self.derived)
+        """Number of modelled parameters (derived blocks, in the columns after the space's, not counted)."""
+        width = max(b.columns.stop for b in self.space.feature_blocks)
+        return sum(b.columns.start < width for b in self.blocks)
 
     def features(self, points: Points) -> NDArray[np.float64]:
         """Model features of ``points``: the space's columns, ordinal ones replaced by positions,

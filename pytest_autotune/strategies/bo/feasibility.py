@@ -79,8 +79,14 @@ class FeasibilityModel:
             groups.append(rest)
         return groups
 
-    def fit(self, features: NDArray[np.float64], labels: Sequence[Label]) -> None:
-        """Train on all trials: ``features`` rows with their outcome ``labels``."""
+    def fit(
+        self,
+        features: NDArray[np.float64],
+        labels: Sequence[Label],
+        weights: NDArray[np.float64] | None = None,
+    ) -> None:
+        """Train on all trials: ``features`` rows with their outcome ``labels`` (and ``weights``:
+        per-row sample weights, for transfer sources' trials; None: all 1)."""
         self._forests = []
         for group in self._groups(labels):
             target = np.fromiter((label in group for label in labels), dtype=bool, count=len(labels))
@@ -91,7 +97,7 @@ class FeasibilityModel:
                 random_state=int(self.rng.integers(2**31 - 1)),
                 n_jobs=1,
             )
-            forest.fit(features, target)
+            forest.fit(features, target, sample_weight=weights)
             self._forests.append(forest)
 
     def probability(self, features: NDArray[np.float64]) -> NDArray[np.float64]:

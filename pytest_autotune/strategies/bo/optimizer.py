@@ -104,12 +104,22 @@ class AcquisitionOptimizer:
             self._neighbours.popitem(last=False)
         return found
 
-    def pool(self, incumbents: Points, evaluated: Set[Hashable], *, local: bool = False) -> Points:
-        """Unevaluated distinct candidates: uniform samples (unless ``local``) and the incumbents' region."""
+    def pool(
+        self,
+        incumbents: Points,
+        evaluated: Set[Hashable],
+        *,
+        local: bool = False,
+        extra: Points | None = None,
+    ) -> Points:
+        """Unevaluated distinct candidates: uniform samples (unless ``local``), the incumbents'
+        region and ``extra`` configurations (a transfer source's best ones)."""
         parts = [] if local and len(incumbents) > 0 else [self.space.sample(self.candidates, self.rng)]
         parts.extend(self.neighbours(incumbents[i]) for i in range(len(incumbents)))
         if (self.local_pool or local) and len(incumbents) > 0:
             parts.append(self.space.from_unit(self.local_coordinates(self.space.to_unit(incumbents))))
+        if extra is not None and len(extra) > 0:
+            parts.append(extra)
         merged = Points.concat(parts)
         keys = merged.keys()
         keep: list[int] = []
@@ -139,13 +149,20 @@ class AcquisitionOptimizer:
         return np.asarray(np.clip(coords, 1e-9, 1.0), dtype=np.float64)
 
     def maximise(
-        self, score: ScoreFn, incumbents: Points, evaluated: Set[Hashable], *, local: bool = False
+        self,
+        score: ScoreFn,
+        incumbents: Points,
+        evaluated: Set[Hashable],
+        *,
+        local: bool = False,
+        extra: Points | None = None,
     ) -> Proposal | None:
         """Best unevaluated configuration found, or None when the pool is empty.
 
-        ``local``: search only the incumbents' region (trust-region step).
+        ``local``: search only the incumbents' region (trust-region step); ``extra``: more
+        candidates to score.
         """
-        pool = self.pool(incumbents, evaluated, local=local)
+        pool = self.pool(incumbents, evaluated, local=local, extra=extra)
         if len(pool) == 0:
             return None
         values = score(pool)

@@ -22,6 +22,7 @@ PermutationDistance = Literal["spearman", "kendall", "hamming", "categorical"]
 FeasibilityKind = Literal["rf", "off"]
 FailureHandling = Literal["model", "single_model", "worst", "skip"]
 KernelKind = Literal["matern", "matern+additive"]
+TransferKind = Literal["rgpe", "prior", "icm", "design"]
 
 
 def _as_bool(name: str, value: object) -> bool:
@@ -113,6 +114,16 @@ class BOOptions:
       grid of values, in grid steps (``0``: only a tiny absolute bound).
     * ``fit_restarts``: extra random starts of the hyperparameter fit.
     * ``threads``: torch threads while suggesting (``0``: leave torch's setting).
+    * ``transfer``: how transfer sources (``Tuner(..., sources=...)``) inform the model:
+      ``"rgpe"`` (a ranking-weighted ensemble of one GP per source and the target's GP),
+      ``"prior"`` (the sources' predictions as the target GP's prior mean, scaled by fitted
+      weights), ``"icm"`` (one GP over all tasks with a learnt inter-task correlation) or
+      ``"design"`` (only the initial design); see the transfer module. Without sources
+      nothing changes.
+    * ``transfer_design``: how many of each source's best configurations open the run (the
+      sources' best first, then their second best, ...), before the Latin hypercube.
+    * ``transfer_feasibility``: also train the feasibility forests on the sources' trials,
+      while they agree with the target's (see the transfer module).
     """
 
     feasibility: FeasibilityKind = "rf"
@@ -137,6 +148,9 @@ class BOOptions:
     lengthscale_floor: float = 1.0
     fit_restarts: int = 1
     threads: int = 1
+    transfer: TransferKind = "rgpe"
+    transfer_design: int = 2
+    transfer_feasibility: bool = True
 
     def __post_init__(self) -> None:
         if self.feasibility == "off" and self.failures not in ("model", "worst"):
@@ -184,6 +198,9 @@ class BOOptions:
             "lengthscale_floor": lambda v: _as_float("lengthscale_floor", v, lo=0.0, hi=100.0),
             "fit_restarts": lambda v: _as_int("fit_restarts", v, minimum=0),
             "threads": lambda v: _as_int("threads", v, minimum=0),
+            "transfer": lambda v: _as_choice("transfer", v, ("rgpe", "prior", "icm", "design")),
+            "transfer_design": lambda v: _as_int("transfer_design", v, minimum=0),
+            "transfer_feasibility": lambda v: _as_bool("transfer_feasibility", v),
         }
         parsed = {name: parsers[name](value) for name, value in options.items()}
         if parsed.get("feasibility") == "off" and parsed.get("failures", "worst") != "worst":

@@ -23,7 +23,7 @@ not when this module is imported, so the strategy registry stays light.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -37,10 +37,12 @@ from pytest_autotune.strategies.bo.encoding import Encoding
 from pytest_autotune.strategies.bo.escape import changed_parameters, trials_since_gain
 from pytest_autotune.strategies.bo.optimizer import AcquisitionOptimizer, ScoreFn
 from pytest_autotune.strategies.bo.options import BOOptions
+from pytest_autotune.strategies.sources import TransferSource, map_sources
 
 if TYPE_CHECKING:
     from pytest_autotune.strategies.bo.feasibility import FeasibilityModel
     from pytest_autotune.strategies.bo.surrogate import GPSurrogate
+    from pytest_autotune.strategies.bo.transfer import Predictor, TransferModel
 
 __all__ = ["BayesianOptimization"]
 
@@ -54,12 +56,21 @@ INCUMBENTS = 3
 class BayesianOptimization(Strategy):
     """Bayesian optimization over a constrained space (the default strategy).
 
-    Options (keyword-only, strings accepted): see :class:`BOOptions`.
+    Options (keyword-only, strings accepted): see :class:`BOOptions`. ``sources``: what tuning
+    the same kernel elsewhere measured (see the transfer module); those that do not overlap the
+    space are skipped with a warning naming them.
     """
 
     name: ClassVar[str] = "bo"
 
-    def __init__(self, space: Space, *, rng: np.random.Generator, **options: Any) -> None:
+    def __init__(
+        self,
+        space: Space,
+        *,
+        rng: np.random.Generator,
+        sources: Sequence[TransferSource] = (),
+        **options: Any,
+    ) -> None:
         super().__init__(space, rng=rng)
         self.options = BOOptions.parse(options)
         self.encoding = Encoding.of(
@@ -98,6 +109,12 @@ class BayesianOptimization(Strategy):
         self.design_size = (
             default_design_size(self.encoding.parameter_count) if design_size is None else design_size
         )
+        self.transfer: TransferModel | None = None
+        mapped = map_sources(sources, space)
+        if mapped:
+            from pytest_autotune.strategies.bo.transfer import TransferModel
+
+            self.transfer = TransferModel(mapped, self.encoding, self.options, rng)
         self._model_suggestions = 0
         self._design: Points | None = None
         self._design_next = 0
@@ -146,15 +163,23 @@ class BayesianOptimization(Strategy):
 
     def _next_design_point(self) -> Points | None:
         if self._design is None:
-            self._design = latin_hypercube_design(
-                self.space, self.design_size, self.rng, exclude=self._index.keys()
-            )
+            picks = self._transfer_design()
+            exclude = {*self._index.keys(), *(p.keys()[0] for p in picks)}
+            design = latin_hypercube_design(self.space, self.design_size, self.rng, exclude=exclude)
+            self._design = Points.concat([*picks, design])
         while self._design_next < len(self._design):
             candidate = self._design[self._design_next]
             self._design_next += 1
             if candidate.keys()[0] not in self._index:
                 return candidate
         return None
+
+    def _transfer_design(self) -> list[Points]:
+        """The sources' best configurations that open the design (none without sources)."""
+        if self.transfer is None:
+            return []
+        count = self.options.transfer_design * len(self.transfer.models)
+        return self.transfer.design(count, self._index.keys())
 
     def _random_unevaluated(self) -> Points:
         for size in (64, 1024, 16384):
@@ -214,15 +239,24 @@ class BayesianOptimization(Strategy):
 
         features, values = self._training_data()
         self.surrogate.fit(features, values)
+        ensemble = (
+            None if self.transfer is None else self.transfer.predictor(self.surrogate, features, values)
+        )
+        model: Predictor = self.surrogate if ensemble is None else ensemble
         feasibility = self.feasibility
+        active = self.encoding.active_columns()
         if feasibility is not None:
-            feasibility.fit(np.asarray(self._features)[:, self.encoding.active_columns()], self._labels)
+            own = np.asarray(self._features)[:, active]
+            rows = None if self.transfer is None else self.transfer.feasibility_rows(own, self._labels)
+            if rows is None:
+                feasibility.fit(own, self._labels)
+            else:
+                feasibility.fit(*rows)
         threshold = draw_feasibility_threshold(self.rng, maximum=self.options.feasibility_threshold)
         best = self.surrogate.best_target
-        active = self.encoding.active_columns()
 
         def score_features(feats: NDArray[np.float64]) -> NDArray[np.float64]:
-            mean, std = self.surrogate.predict(feats)
+            mean, std = model.predict(feats)
             p_feasible = None
             if feasibility is not None and feasibility.active:
                 p_feasible = feasibility.probability(feats[:, active])
@@ -242,10 +276,12 @@ class BayesianOptimization(Strategy):
         incumbents = self._incumbents()
         escape = not local and self._stalled()
         acquisition = self._away_from(incumbents, score_features) if escape else score
-        proposal = self.optimizer.maximise(acquisition, incumbents, self._index.keys(), local=local)
+        extra = None if self.transfer is None else self.transfer.candidates(self._index.keys())
+        evaluated = self._index.keys()
+        proposal = self.optimizer.maximise(acquisition, incumbents, evaluated, local=local, extra=extra)
         if (proposal is None or not np.isfinite(proposal.score)) and (local or escape):
             # the incumbents' region is exhausted, or nothing far from it was found: search everywhere
-            proposal = self.optimizer.maximise(score, incumbents, self._index.keys())
+            proposal = self.optimizer.maximise(score, incumbents, evaluated, extra=extra)
         if proposal is None or not np.isfinite(proposal.score):
             return None
         return proposal.point

@@ -346,6 +346,37 @@ class GPSurrogate:
             raise RuntimeError("GPSurrogate.predict before fit")
         return self._cache.predict(torch.as_tensor(features, dtype=DTYPE))
 
+    def targets(self) -> NDArray[np.float64]:
+        """The standardised targets the model was fitted to (in ``fit``'s order)."""
+        if self._cache is None:
+            raise RuntimeError("GPSurrogate.targets before fit")
+        return self._cache.z.numpy()
+
+    def loo_mean(self) -> NDArray[np.float64]:
+        """Leave-one-out posterior means at the training points (standardised targets).
+
+        The closed form ``z_i - [K^-1 (z - m)]_i / [K^-1]_ii`` (Rasmussen and Williams, 5.12),
+        with the fitted hyperparameters: what the model predicts for each trial without it.
+        """
+        if self._cache is None:
+            raise RuntimeError("GPSurrogate.loo_mean before fit")
+        cache = self._cache
+        with torch.no_grad():
+            inverse_diagonal = torch.cholesky_inverse(cache.chol).diagonal()
+            loo = cache.z - cache.alpha.squeeze(-1) / inverse_diagonal
+        return loo.numpy()
+
+    def condition_with_mean(self, mean: float) -> None:
+        """Keep the hyperparameters, make the prior mean ``mean`` (standardised) and condition again.
+
+        A transfer source's history keeps only its best trials, so the mean fitted to them is
+        optimistic about everything the history does not cover; a pessimistic prior mean is not.
+        """
+        if self._cache is None or self._model is None:
+            raise RuntimeError("GPSurrogate.condition_with_mean before fit")
+        self._model.mean_module.constant.data.fill_(float(mean))
+        self._cache = _PosteriorCache.of(self._model, self._cache.x, self._cache.z)
+
     def hyperparameters(self) -> dict[str, Any]:
         """Current hyperparameters in natural units (for logs and tests)."""
         if self._model is None:
@@ -371,6 +402,7 @@ class _PosteriorCache:
 
     model: _GPModel
     x: torch.Tensor
+    z: torch.Tensor
     chol: torch.Tensor
     alpha: torch.Tensor
     mean: float
@@ -394,7 +426,7 @@ class _PosteriorCache:
                 jitter *= 10.0
             assert chol is not None
             alpha = torch.cholesky_solve((z - mean).unsqueeze(-1), chol)
-            return cls(model, x, chol, alpha, mean, model.prior_variance, float(z.min()))
+            return cls(model, x, z, chol, alpha, mean, model.prior_variance, float(z.min()))
 
     def predict(self, xs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         with torch.no_grad():
