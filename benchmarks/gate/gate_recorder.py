@@ -68,7 +68,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     worker = session.trial_worker
     if worker is not None:
-        _state["role"] = "baseline" if not worker.tuning else "trial"
+        _state["role"] = worker.role  # trial, baseline or compare
     else:
         _state["role"] = "tune" if session.settings.tuning else "check"
     original = Autotune.measure
