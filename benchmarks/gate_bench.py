@@ -225,10 +225,15 @@ def run_benchmark(args: argparse.Namespace, kernels: list[str], modes: list[str]
         git(project, "add", "autotune.json")
         git(project, "commit", "-q", "-m", "tuned")
         print(f"tuned in {time.perf_counter() - started:.0f} s", flush=True)
-        cells = [(mode, level) for mode in modes for level in LEVELS]
+        cells = [(mode, level) for mode in modes for level in args.levels]
+        deadline = time.perf_counter() + args.max_minutes * 60 if args.max_minutes else None
+        loads: list[float] = []
         try:
             with BusyLoad(args.load):
                 for round_ in range(args.checks):
+                    if deadline is not None and time.perf_counter() > deadline:
+                        print(f"--max-minutes spent: stopped after {round_} rounds", flush=True)
+                        break
                     round_started = time.perf_counter()
                     rng.shuffle(cells)
                     for mode, level in cells:
@@ -239,6 +244,7 @@ def run_benchmark(args: argparse.Namespace, kernels: list[str], modes: list[str]
                         if problem:
                             print(f"round {round_ + 1} {mode} +{level:.0%}: pytest failed to run:\n{problem}")
                     took = time.perf_counter() - round_started
+                    loads.append(os.getloadavg()[0])
                     if round_ == 0:
                         print(
                             f"calibration: one round ({len(cells)} runs) took {took:.0f} s; estimated total "
@@ -253,6 +259,7 @@ def run_benchmark(args: argparse.Namespace, kernels: list[str], modes: list[str]
         "checks": [asdict(c) for c in checks],
         "process_seconds": seconds,
         "load_end": os.getloadavg(),
+        "load_per_round": loads,
         "noise_k": NOISE_TOLERANCE_K,
         "baseline_processes": BASELINE_PROCESSES,
     }
@@ -337,6 +344,15 @@ def main() -> None:
     parser.add_argument("--record-all", action="store_true", help="take all six measurements in every check")
     parser.add_argument("--calibrate", action="store_true", help="also resample k and the baseline processes")
     parser.add_argument("--out", type=Path, default=OUT / "gate_bench.json", help="raw records (JSON)")
+    parser.add_argument(
+        "--levels",
+        type=lambda text: tuple(float(v) for v in text.split(",")),
+        default=LEVELS,
+        help="injected slowdowns, comma-separated fractions (default 0,0.1,0.2,0.5)",
+    )
+    parser.add_argument(
+        "--max-minutes", type=float, default=0, help="start no round after this many minutes of checks"
+    )
     parser.add_argument("--from-json", type=Path, help="print the tables of an earlier run's --out file")
     args = parser.parse_args()
     if args.from_json:
@@ -356,9 +372,13 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(records), encoding="utf-8")
     load = records["load_end"]
+    rounds = records["load_per_round"]
+    during = (
+        f"1-min load average after each round: median {statistics.median(rounds):.2f}, " if rounds else ""
+    )
     print(
-        f"\n{records['minutes']:.1f} min; load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
-        f"raw records: {args.out}"
+        f"\n{records['minutes']:.1f} min; {during}load average at the end {load[0]:.2f} {load[1]:.2f} "
+        f"{load[2]:.2f}; raw records: {args.out}"
     )
     report(records, args.calibrate)
 
