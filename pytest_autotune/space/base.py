@@ -18,16 +18,14 @@ import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
-from pytest_autotune.space.constraints import Constraint
-from pytest_autotune.space.declaration import Declaration
 from pytest_autotune.space.params.base import FeatureKind, Param
 
-__all__ = ["Config", "FeatureBlock", "Points", "Space"]
+__all__ = ["Condition", "Config", "Declared", "FeatureBlock", "Points", "Space"]
 
 Config = dict[str, Any]
 
@@ -111,6 +109,38 @@ class FeatureBlock:
         return int(self.columns.stop - self.columns.start)
 
 
+class Condition(Protocol):
+    """What a space reads of one of its constraints (see :mod:`pytest_autotune.space.constraints`)."""
+
+    @property
+    def owner(self) -> str | None:
+        """The parameter whose ``where=`` this is (None for a configuration-level constraint)."""
+
+    @property
+    def source(self) -> str:
+        """Stable text of the condition (hashed into ``space_hash``)."""
+
+
+class Declared(Protocol):
+    """What a space is built from (a :class:`~pytest_autotune.space.declaration.Declaration`).
+
+    The contract names only what :class:`Space` reads, so that it does not import the modules that
+    compile constraints: every strategy and the tuner sit on this module.
+    """
+
+    @property
+    def params(self) -> Mapping[str, Param]:
+        """Parameters by name, in declaration order."""
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Parameter names in declaration order."""
+
+    @property
+    def constraints(self) -> Sequence[Condition]:
+        """All constraints (``where=`` ones first, then configuration-level ones)."""
+
+
 class Space(ABC):
     """A constrained search space (abstract contract).
 
@@ -118,7 +148,7 @@ class Space(ABC):
     must never materialise the product of independent parameter groups.
     """
 
-    def __init__(self, declaration: Declaration) -> None:
+    def __init__(self, declaration: Declared) -> None:
         self.declaration = declaration
 
     # -- description ---------------------------------------------------------------
@@ -133,9 +163,9 @@ class Space(ABC):
         return self.declaration.names
 
     @property
-    def constraints(self) -> tuple[Constraint, ...]:
+    def constraints(self) -> tuple[Condition, ...]:
         """All constraints (``where=`` ones first, then configuration-level ones)."""
-        return self.declaration.constraints
+        return tuple(self.declaration.constraints)
 
     @property
     @abstractmethod

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from pytest_autotune.space.domain import Domain
+from pytest_autotune.space.domain_values import Domain
 from pytest_autotune.space.errors import EmptySpaceError, SpaceError
 from pytest_autotune.space.tree import FlatTree
 from pytest_autotune.space.vectorize import Atom, UndefinedValues

@@ -77,13 +77,14 @@ class ChainSpace(Space):
 
     def __init__(self, declaration: Declaration) -> None:
         super().__init__(declaration)
+        self.declaration: Declaration = declaration  # the full declaration, not only the contract's view
         params = self.params
         self._reals = tuple(n for n, p in params.items() if p.is_continuous)
         discrete = [n for n, p in params.items() if not p.is_continuous]
         real_set = set(self._reals)
         atoms: list[Atom] = []
         self._real_atoms: list[Atom] = []
-        for constraint in self.constraints:
+        for constraint in declaration.constraints:
             if real_set & set(constraint.reads):
                 self._real_atoms.extend(split_constraint(constraint, params, split=False))
                 continue

@@ -8,11 +8,11 @@ filtered domain stays a description (positions are ranks), costing no memory at 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from pytest_autotune.space.domain_values import Domain
 from pytest_autotune.space.errors import EmptySpaceError, SpaceError
 from pytest_autotune.space.params.base import Param
 from pytest_autotune.space.params.permutation import MAX_PERMUTATION_ITEMS
@@ -26,35 +26,6 @@ MAX_ENUMERATED_DOMAIN = 2**32
 MAX_KEPT_VALUES = 2**27
 #: Values per chunk when filtering a domain (bounds the temporary memory: 32 KiB per int64 array).
 FILTER_CHUNK = 2**12
-
-
-class Domain:
-    """The filtered values of one parameter, addressed by *rank* (0 .. size-1, ascending position).
-
-    ``positions`` maps ranks to positions in the parameter's full domain; None means every value
-    passed and ranks are positions.
-    """
-
-    def __init__(self, name: str, param: Param, positions: NDArray[np.int64] | None) -> None:
-        self.name = name
-        self.param = param
-        self.positions = positions
-        self.size = param.size if positions is None else len(positions)
-
-    def positions_of(self, ranks: NDArray[np.int64]) -> NDArray[np.int64]:
-        """Domain positions of the given ranks."""
-        ranks = np.asarray(ranks, dtype=np.int64)
-        return ranks if self.positions is None else self.positions[ranks]
-
-    def values_of(self, ranks: NDArray[np.int64]) -> NDArray[Any]:
-        """Parameter values of the given ranks (natural dtype)."""
-        return self.param.values_at(self.positions_of(ranks))
-
-    def values_between(self, start: int, stop: int) -> NDArray[Any]:
-        """Values of ranks ``start .. stop-1`` (contiguous, cheap for an unfiltered domain)."""
-        if self.positions is None:
-            return self.param.values(start, stop)
-        return self.param.values_at(self.positions[start:stop])
 
 
 def check_enumerable(name: str, param: Param) -> None:

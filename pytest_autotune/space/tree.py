@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from pytest_autotune.space.domain import Domain
+from pytest_autotune.space.domain_values import Domain
 from pytest_autotune.space.params.base import Param
 
 __all__ = ["DENSE_LOOKUP", "FlatTree", "TreeLevel"]

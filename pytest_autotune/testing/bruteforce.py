@@ -62,14 +62,15 @@ class BruteForceSpace(Space):
 
     def __init__(self, declaration: Declaration, *, max_product: int = 2_000_000) -> None:
         super().__init__(declaration)
+        self.declaration: Declaration = declaration  # the full declaration, not only the contract's view
         self._discrete = [n for n, p in self.params.items() if not p.is_continuous]
         self._reals = [n for n, p in self.params.items() if p.is_continuous]
         product = math.prod(self.params[n].size for n in self._discrete)
         if product > max_product:
             raise SpaceError(f"brute force refuses a product of {product} configurations")
         real_set = set(self._reals)
-        self._discrete_constraints = [c for c in self.constraints if not real_set & set(c.reads)]
-        self._real_constraints = [c for c in self.constraints if real_set & set(c.reads)]
+        self._discrete_constraints = [c for c in declaration.constraints if not real_set & set(c.reads)]
+        self._real_constraints = [c for c in declaration.constraints if real_set & set(c.reads)]
         domains = [[to_python(v) for v in self.params[n].values()] for n in self._discrete]
         self._domains = domains
         self._valid: list[tuple[Any, ...]] = []
