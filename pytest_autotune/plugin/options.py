@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_autotune.plugin.option_table import (
     DEFAULT_COMPARE_MAX_TIME,
@@ -27,7 +28,6 @@ from pytest_autotune.plugin.option_table import (
 )
 from pytest_autotune.plugin.progress import DEFAULT_PROGRESS_EVERY, ProgressEvery
 from pytest_autotune.policy import PolicyError, parse_tolerance_spec
-from pytest_autotune.tuning.validation import validate_policy
 from pytest_autotune.values import is_number_text, parse_bool, parse_duration
 
 if TYPE_CHECKING:
@@ -37,6 +37,7 @@ __all__ = [
     "MODES",
     "OPTIONS",
     "Option",
+    "PolicyValidator",
     "Settings",
     "add_options",
     "normalise_mode_argument",
@@ -104,7 +105,17 @@ def _flag(value: Any, source: str) -> bool:
         raise PolicyError(f"{source}: {exc}") from exc
 
 
-def _policy_values(option: Option, value: Any, source: str) -> dict[str, Any]:
+class PolicyValidator(Protocol):
+    """Parses policy values, errors naming ``source``
+    (:func:`pytest_autotune.tuning.validation.validate_policy`; the session passes it in, so that the
+    options every plugin module reads do not sit on the strategies and their option checks)."""
+
+    def __call__(self, values: Mapping[str, Any], *, source: str) -> dict[str, Any]: ...
+
+
+def _policy_values(
+    option: Option, value: Any, source: str, validate_policy: PolicyValidator
+) -> dict[str, Any]:
     if option.name == "tolerance":
         texts = value if isinstance(value, list) else [value]
         raw: dict[str, Any] = {}
@@ -152,8 +163,11 @@ def _report_dir(path: Path, source: str) -> Path:
     return path
 
 
-def resolve(config: pytest.Config) -> Settings:
-    """Read and validate every option; raises :class:`PolicyError` naming the faulty source."""
+def resolve(config: pytest.Config, validate_policy: PolicyValidator) -> Settings:
+    """Read and validate every option; raises :class:`PolicyError` naming the faulty source.
+
+    ``validate_policy`` parses the options that set policy keys.
+    """
     values: dict[str, Any] = {}
     policy_layer: dict[str, Any] = {}
     for option in OPTIONS:
@@ -162,7 +176,7 @@ def resolve(config: pytest.Config) -> Settings:
             continue
         value, source, base = found
         if option.policy_key is not None:
-            policy_layer.update(_policy_values(option, value, source))
+            policy_layer.update(_policy_values(option, value, source, validate_policy))
         elif option.kind == "flag":
             values[option.name] = _flag(value, source)
         elif option.kind == "mode":

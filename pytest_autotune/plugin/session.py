@@ -22,6 +22,7 @@ from pytest_autotune.plugin.options import Settings, resolve
 from pytest_autotune.plugin.worker_protocol import ENV_VAR, WorkerSpec
 from pytest_autotune.store.reading import Store
 from pytest_autotune.store.writing import check_writable
+from pytest_autotune.tuning.validation import validate_policy
 
 if TYPE_CHECKING:
     import pytest
@@ -96,7 +97,7 @@ class AutotuneSession:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.settings: Settings = resolve(config)
+        self.settings: Settings = resolve(config, validate_policy)
         self.store = Store.load(self.settings.cache_path)
         self.trial_worker = _trial_worker_spec()
         workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
