@@ -121,6 +121,12 @@ def _done_text(result: AutotuneResult) -> str:
     return ", ".join(part for part in parts if part)
 
 
+def _worker_env(session: AutotuneSession, plan: ItemPlan) -> dict[str, str]:
+    from pytest_autotune.plugin.worker_parent import worker_environment
+
+    return worker_environment(session.settings.cache_path, session.devices.spec_for(plan.device))
+
+
 def _baseline_meter(
     session: AutotuneSession, item: pytest.Function, plan: ItemPlan, autotune: Autotune
 ) -> BaselineMeter:
@@ -130,7 +136,9 @@ def _baseline_meter(
     from pytest_autotune.plugin.worker_parent import IsolatedTrials
 
     return FreshProcessBaseline(
-        lambda: IsolatedTrials(session, item, plan, role="baseline"), autotune.timer, plan.policy.maximize
+        lambda: IsolatedTrials(item, plan.policy, _worker_env(session, plan), role="baseline"),
+        autotune.timer,
+        plan.policy.maximize,
     )
 
 
@@ -156,7 +164,7 @@ def _tune(
             if plan.policy.isolated:
                 from pytest_autotune.plugin.worker_parent import IsolatedTrials
 
-                isolated = IsolatedTrials(session, item, plan)
+                isolated = IsolatedTrials(item, plan.policy, _worker_env(session, plan))
             with isolated or contextlib.nullcontext():
                 report = tune(
                     item,

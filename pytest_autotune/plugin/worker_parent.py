@@ -60,10 +60,11 @@ from pytest_autotune.plugin.worker_protocol import (
 from pytest_autotune.tuning.worker import Launched, Worker, WorkerFailure
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import pytest
 
-    from pytest_autotune.plugin.planning import ItemPlan
-    from pytest_autotune.plugin.session import AutotuneSession
+    from pytest_autotune.policy import Policy
 
 __all__ = [
     "START_TIMEOUT",
@@ -71,6 +72,7 @@ __all__ = [
     "IsolatedTrials",
     "remove_stale_worker_dirs",
     "worker_arguments",
+    "worker_environment",
 ]
 
 #: Seconds a worker may take to collect and set up its test before it counts as failed.
@@ -88,14 +90,13 @@ class IsolatedTrials:
     """
 
     def __init__(
-        self, session: AutotuneSession, item: pytest.Function, plan: ItemPlan, *, role: WorkerRole = "trial"
+        self, item: pytest.Function, policy: Policy, env: dict[str, str], *, role: WorkerRole = "trial"
     ) -> None:
         self._item = item
         self._config = item.config
         self._nodeid = item.nodeid
         self._role: WorkerRole = role
-        self._env = self._environment(session, plan)
-        policy = plan.policy
+        self._env = env
         self.worker = Worker(
             self._launch,
             timeout=policy.trial_timeout,
@@ -103,15 +104,6 @@ class IsolatedTrials:
             memory_limit=policy.worker_memory,
             name=f"{role} worker",
         )
-
-    @staticmethod
-    def _environment(session: AutotuneSession, plan: ItemPlan) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", ENV_VAR)}
-        env["PYTEST_AUTOTUNE_CACHE"] = str(session.settings.cache_path)
-        spec = session.devices.spec_for(plan.device)  # the very same device (None: the host)
-        if spec is not None:
-            env["PYTEST_AUTOTUNE_DEVICE"] = spec
-        return env
 
     def _launch(self) -> Launched:
         return launch_worker(self._item, env=self._env, role=self._role)
@@ -136,3 +128,13 @@ class IsolatedTrials:
 
     def __exit__(self, *exc: object) -> None:
         self.worker.__exit__(*exc)
+
+
+def worker_environment(cache_path: Path, device_spec: str | None) -> dict[str, str]:
+    """A worker's environment: this process's, less ``PYTEST_ADDOPTS`` and the worker variable, with
+    the store's path and the test's very same device (``device_spec``; None: the host)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", ENV_VAR)}
+    env["PYTEST_AUTOTUNE_CACHE"] = str(cache_path)
+    if device_spec is not None:
+        env["PYTEST_AUTOTUNE_DEVICE"] = device_spec
+    return env
