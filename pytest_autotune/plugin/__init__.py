@@ -204,9 +204,15 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 
         serve_item(pyfuncitem, fixture, session.trial_worker)
         return True
-    from pytest_autotune.plugin.execution import run_item
+    from pytest_autotune.plugin.execution import conclude, run_item
 
-    run_item(session, pyfuncitem, plan, fixture)
+    if session.compare is not None:
+        from pytest_autotune.plugin.compare_mode import compare_item
+
+        result, failure, skip = compare_item(session, pyfuncitem, plan)
+        conclude(pyfuncitem, result, failure, skip)
+    else:
+        run_item(session, pyfuncitem, plan, fixture)
     return True
 
 

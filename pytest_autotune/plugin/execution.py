@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from pytest_autotune.plugin.session import AutotuneSession
     from pytest_autotune.plugin.worker_parent import IsolatedTrials
 
-__all__ = ["run_item", "shared_function_fixtures"]
+__all__ = ["conclude", "run_item", "shared_function_fixtures"]
 
 #: Function-scoped fixtures that are safe to share between trials.
 _TRIAL_SAFE_FIXTURES: Final = frozenset({"autotune", "autotune_timer", "benchmark", "request"})
@@ -248,16 +248,19 @@ def _check(
 
 
 def run_item(session: AutotuneSession, item: pytest.Function, plan: ItemPlan, autotune: Autotune) -> None:
-    """Tune, check or compare ``item``; attach the result; fail (or skip) the test when the policy says so."""
+    """Tune or check ``item``; attach the result; fail the test when the policy says so.
+
+    Compare mode is its sibling (:func:`pytest_autotune.plugin.compare_mode.compare_item`); both
+    end in :func:`conclude`.
+    """
+    result, failure = (_tune if plan.tune else _check)(session, item, plan, autotune)
+    conclude(item, result, failure)
+
+
+def conclude(item: pytest.Item, result: AutotuneResult, failure: str | None, skip: str | None = None) -> None:
+    """Attach ``result`` to the test's report, then skip it (``skip``) or fail it (``failure``)."""
     import pytest
 
-    skip = None
-    if session.compare is not None:
-        from pytest_autotune.plugin.compare_mode import compare_item
-
-        result, failure, skip = compare_item(session, item, plan)
-    else:
-        result, failure = (_tune if plan.tune else _check)(session, item, plan, autotune)
     item.user_properties.append((PROPERTY, result.to_json()))
     if skip is not None:
         pytest.skip(skip)
