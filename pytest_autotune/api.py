@@ -76,7 +76,7 @@ def _test_name(fn: Callable[..., Any]) -> str:
 
 
 def _build(test_name: str, params: Mapping[str, Param], constraints: Sequence[ConstraintLike]) -> Space:
-    from pytest_autotune.space import build_space
+    from pytest_autotune.space.chain import build_space
     from pytest_autotune.space.errors import SpaceError
 
     try:

@@ -141,7 +141,7 @@ def prune_space(
     Returns ``declared`` itself and None when no limit applies or none removes a configuration.
     Raises :class:`~pytest_autotune.space.errors.EmptySpaceError` when no configuration fits.
     """
-    from pytest_autotune.space import build_space
+    from pytest_autotune.space.chain import build_space
 
     extra = limit_constraints(geometry, declared.names, limits)
     if not extra:

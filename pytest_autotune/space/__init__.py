@@ -6,9 +6,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
 from pytest_autotune.space.base import Config, FeatureBlock, Points, Space
+from pytest_autotune.space.chain import build_space
 from pytest_autotune.space.constraints import Constraint
 from pytest_autotune.space.declaration import ConstraintLike, Declaration
 from pytest_autotune.space.errors import ConstraintError, EmptySpaceError, SpaceError
@@ -46,15 +45,3 @@ __all__ = [
     "SpaceError",
     "build_space",
 ]
-
-
-def build_space(params: Mapping[str, Param], constraints: Sequence[ConstraintLike] = ()) -> Space:
-    """Validate ``params`` and ``constraints`` and build the search space (a chain of trees).
-
-    ``constraints`` are configuration-level: callables reading parameters by
-    argument name, or Kernel Tuner restriction strings. Declaration errors raise
-    :class:`SpaceError` (or a subclass) naming the parameter at fault.
-    """
-    from pytest_autotune.space.chain import ChainSpace
-
-    return ChainSpace(Declaration(params, constraints))

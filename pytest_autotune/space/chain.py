@@ -29,15 +29,16 @@ from numpy.typing import NDArray
 
 from pytest_autotune.space.base import Config, FeatureBlock, Points, Space
 from pytest_autotune.space.build import build_tree
-from pytest_autotune.space.declaration import Declaration
+from pytest_autotune.space.declaration import ConstraintLike, Declaration
 from pytest_autotune.space.domain import filter_domain
 from pytest_autotune.space.errors import EmptySpaceError, SpaceError
 from pytest_autotune.space.features import feature_layout
 from pytest_autotune.space.groups import FreeGroup, Group, TreeGroup
 from pytest_autotune.space.order import group_parameters, level_order
+from pytest_autotune.space.params.base import Param
 from pytest_autotune.space.vectorize import Atom, split_constraint
 
-__all__ = ["ChainSpace"]
+__all__ = ["ChainSpace", "build_space"]
 
 #: Unit step of a real parameter's neighbours (fraction of its (log) range).
 REAL_STEP = 0.1
@@ -399,3 +400,13 @@ class ChainSpace(Space):
         if self._real_atoms and not self._reals_ok(codes, reals)[0]:
             raise SpaceError(f"the default configuration {config!r} violates the constraints")
         return config
+
+
+def build_space(params: Mapping[str, Param], constraints: Sequence[ConstraintLike] = ()) -> Space:
+    """Validate ``params`` and ``constraints`` and build the search space (a chain of trees).
+
+    ``constraints`` are configuration-level: callables reading parameters by
+    argument name, or Kernel Tuner restriction strings. Declaration errors raise
+    :class:`SpaceError` (or a subclass) naming the parameter at fault.
+    """
+    return ChainSpace(Declaration(params, constraints))

@@ -150,7 +150,8 @@ _ACCEPTED: set[tuple[str, str]] = set()
 @functools.cache
 def _probe_space() -> Space:
     """The small space strategies are built on to check their options (built once per process)."""
-    from pytest_autotune.space import Interval, build_space
+    from pytest_autotune.space.chain import build_space
+    from pytest_autotune.space.params import Interval
 
     return build_space({"a": Interval(1, 8), "b": Interval(1, 8)})
 
