@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from pytest_autotune.backends.base import Backend, BackendError
 from pytest_autotune.outcome import Rejected
-from pytest_autotune.timing.measure import Stats, Timer, bad_value
+from pytest_autotune.timing.measure import MEASURE_REPEAT, TRIAL_REPEAT, Stats, Timer, bad_value
 from pytest_autotune.timing.metrics import MetricError, RunMetrics
 
 if TYPE_CHECKING:
@@ -32,11 +32,6 @@ if TYPE_CHECKING:
 __all__ = ["MEASURE_REPEAT", "TRIAL_REPEAT", "Autotune", "Rejected"]
 
 T = TypeVar("T")
-
-#: Timed calls per :meth:`Autotune.measure` during a tuning trial, unless the test says otherwise.
-TRIAL_REPEAT: Final = 5
-#: Timed calls per :meth:`Autotune.measure` otherwise (checks, baselines, finalists).
-MEASURE_REPEAT: Final = 10
 
 
 class Autotune:

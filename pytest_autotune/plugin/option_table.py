@@ -219,7 +219,7 @@ OPTIONS: Final[tuple[Option, ...]] = (
 
 def _defaults_help() -> str:
     """What the ``--help`` text of ``--autotune`` says about the defaults that have no option."""
-    from pytest_autotune.fixture import MEASURE_REPEAT, TRIAL_REPEAT
+    from pytest_autotune.timing.measure import MEASURE_REPEAT, TRIAL_REPEAT
 
     policy = DEFAULT_POLICY
     return (

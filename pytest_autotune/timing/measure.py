@@ -19,12 +19,14 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from pytest_autotune.backends import loaded_backends
 from pytest_autotune.timing.regression import robust_spread
 
 __all__ = [
+    "MEASURE_REPEAT",
+    "TRIAL_REPEAT",
     "DefaultTimer",
     "Stats",
     "Timer",
@@ -34,6 +36,11 @@ __all__ = [
     "pause_before_remeasuring",
     "round_significant",
 ]
+
+#: Timed calls per ``autotune.measure`` during a tuning trial, unless the test says otherwise.
+TRIAL_REPEAT: Final = 5
+#: Timed calls per ``autotune.measure`` otherwise (checks, baselines, finalists).
+MEASURE_REPEAT: Final = 10
 
 
 class Timer(Protocol):
