@@ -63,9 +63,10 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_autotune.plugin.session import AutotuneSession
     from pytest_autotune.policy import PolicyError
     from pytest_autotune.store.document import StoreError
+    from pytest_autotune.tuning.validation import validate_policy
 
     try:
-        session = AutotuneSession(config)
+        session = AutotuneSession(config, validate_policy)
     except (PolicyError, StoreError, ValueError) as exc:
         raise pytest.UsageError(f"pytest-autotune: {exc}") from exc
     config.stash[SESSION] = session

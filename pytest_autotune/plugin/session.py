@@ -18,11 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_autotune.plugin.devices import DeviceResolver, WorkerSlot
 from pytest_autotune.plugin.git_ref import ResolvedRef, resolve_ref
-from pytest_autotune.plugin.options import Settings, resolve
+from pytest_autotune.plugin.options import PolicyValidator, Settings, resolve
 from pytest_autotune.plugin.worker_protocol import ENV_VAR, WorkerSpec
 from pytest_autotune.store.reading import Store
 from pytest_autotune.store.writing import check_writable
-from pytest_autotune.tuning.validation import validate_policy
 
 if TYPE_CHECKING:
     import pytest
@@ -95,7 +94,9 @@ def _xdist_workers(config: pytest.Config) -> bool:
 class AutotuneSession:
     """The plugin's state in one pytest process (see the module docstring)."""
 
-    def __init__(self, config: pytest.Config) -> None:
+    def __init__(self, config: pytest.Config, validate_policy: PolicyValidator) -> None:
+        """``validate_policy`` parses the options that set policy keys
+        (:func:`pytest_autotune.tuning.validation.validate_policy`)."""
         self.config = config
         self.settings: Settings = resolve(config, validate_policy)
         self.store = Store.load(self.settings.cache_path)
