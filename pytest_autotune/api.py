@@ -17,14 +17,13 @@ space when tuning (:mod:`pytest_autotune.backends.launch_limits`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from pytest_autotune.policy import POLICY_KEYS, PolicyError
+from pytest_autotune.tuning.spec import TunableSpec, build_declared_space
 
 if TYPE_CHECKING:
     from pytest_autotune.backends.geometry import Geometry
-    from pytest_autotune.space.base import Space
     from pytest_autotune.space.declaration import ConstraintLike
     from pytest_autotune.space.params import Param
 
@@ -46,52 +45,8 @@ _CONDITION_SPELLINGS: Final = (
 )
 
 
-@dataclass(frozen=True)
-class TunableSpec:
-    """Everything ``@tunable``/``@constraint`` declared on one test function.
-
-    ``policy`` holds the validated policy keywords of ``@tunable`` (budget, strategy, ...);
-    ``space`` is built from ``params`` and ``constraints``. ``geometry`` is the launch geometry
-    (``geometry=`` or ``block_size_names=``, or Kernel Tuner's default names when some parameter is
-    called ``block_size_x/y/z``), None when the test declares none: it is not part of the space
-    (nor of its ``space_hash``); the plugin derives the device's limits from it when tuning.
-    """
-
-    test_name: str
-    params: Mapping[str, Param]
-    constraints: tuple[ConstraintLike, ...]
-    policy: Mapping[str, Any]
-    space: Space
-    geometry: Geometry | None = None
-
-    def with_constraints(self, extra: Sequence[ConstraintLike]) -> TunableSpec:
-        """A copy with ``extra`` constraints first (they sit above, in source order), space rebuilt."""
-        constraints = (*extra, *self.constraints)
-        space = _build(self.test_name, self.params, constraints)
-        return TunableSpec(self.test_name, self.params, constraints, self.policy, space, self.geometry)
-
-
 def _test_name(fn: Callable[..., Any]) -> str:
     return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
-
-
-def _build(test_name: str, params: Mapping[str, Param], constraints: Sequence[ConstraintLike]) -> Space:
-    from pytest_autotune.space.chain import build_space
-    from pytest_autotune.space.errors import SpaceError
-
-    try:
-        return build_space(params, constraints)
-    except SpaceError as exc:
-        message = f"@tunable on {test_name}: {exc}"
-        try:
-            error = type(exc)(message, parameter=exc.parameter)
-        except TypeError:
-            error = SpaceError(message, parameter=exc.parameter)
-        raise error from exc
-    except Exception as exc:
-        raise SpaceError(
-            f"@tunable on {test_name}: building the search space failed: {type(exc).__name__}: {exc}"
-        ) from exc
 
 
 def _check_function(fn: Any, decorator: str) -> None:
@@ -171,7 +126,7 @@ def tunable(**declaration: Any) -> Callable[[F], F]:
         policy = validate_policy(policy_values, source=f"@tunable on {name}")
         restrictions = _conditions(extras.get("restrictions", ()), f"@tunable on {name}: restrictions=")
         constraints = (*restrictions, *pending_constraints(fn))
-        space = _build(name, declared, constraints)
+        space = build_declared_space(name, declared, constraints)
         geometry = _geometry(name, extras, tuple(declared))
         setattr(fn, SPEC_ATTRIBUTE, TunableSpec(name, declared, constraints, policy, space, geometry))
         return fn
