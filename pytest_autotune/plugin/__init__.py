@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from pytest_autotune.fixture import Autotune
     from pytest_autotune.plugin.controller import Controller
     from pytest_autotune.plugin.devices import DeviceResolver
-    from pytest_autotune.plugin.planning import ItemPlan
+    from pytest_autotune.plugin.item_plan import ItemPlan
     from pytest_autotune.plugin.session import AutotuneSession
     from pytest_autotune.timing.measure import Timer
 

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pytest_autotune.entry import StoreEntry
 from pytest_autotune.fixture import MEASURE_REPEAT, Autotune
 from pytest_autotune.plugin.baseline import BaselineFailed, BaselineMeter, MeasuredBaseline, measure_again
+from pytest_autotune.plugin.committed import Committed
 from pytest_autotune.plugin.runner import run_final
 from pytest_autotune.policy import Policy
 from pytest_autotune.timing.measure import Stats, least_disturbed
@@ -32,21 +33,6 @@ if TYPE_CHECKING:
     from pytest_autotune.space.base import Space
 
 __all__ = ["CheckReport", "Committed", "check", "regression_message", "select_config"]
-
-
-@dataclass(frozen=True)
-class Committed:
-    """The configuration a normal run uses and why.
-
-    ``state``: ``committed`` (an up-to-date entry), ``missing`` (no entry for this device: the
-    declared defaults) or ``stale`` (the declaration changed since tuning: the committed
-    configuration when still valid, else the defaults).
-    """
-
-    state: Literal["committed", "missing", "stale"]
-    config: dict[str, Any]
-    entry: StoreEntry | None
-    reason: str = ""
 
 
 def select_config(space: Space, entry: StoreEntry | None, policy: Policy) -> Committed:

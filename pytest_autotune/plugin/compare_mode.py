@@ -44,8 +44,8 @@ from pytest_autotune.timing.paired import PairedVerdict, judge
 from pytest_autotune.warning_types import AutotuneInconclusiveWarning, AutotuneRegressionWarning
 
 if TYPE_CHECKING:
+    from pytest_autotune.plugin.item_plan import ItemPlan
     from pytest_autotune.plugin.options import Settings
-    from pytest_autotune.plugin.planning import ItemPlan
     from pytest_autotune.plugin.session import AutotuneSession
     from pytest_autotune.policy import Policy
 

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     import pytest
 
     from pytest_autotune.fixture import Autotune
-    from pytest_autotune.plugin.check_mode import Committed
+    from pytest_autotune.plugin.committed import Committed
 
 __all__ = ["NotCollectedReporter", "serve_compare"]
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     import pytest
 
     from pytest_autotune.fixture import Autotune
-    from pytest_autotune.plugin.planning import ItemPlan
+    from pytest_autotune.plugin.item_plan import ItemPlan
     from pytest_autotune.plugin.session import AutotuneSession
     from pytest_autotune.plugin.worker_parent import IsolatedTrials
 

@@ -18,14 +18,15 @@ A test tuned without an up-to-date entry on its device gets the warm start of
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from pytest_autotune.api import TunableSpec, get_spec, pending_constraints
+from pytest_autotune.api import get_spec, pending_constraints
 from pytest_autotune.entry import DamagedEntryError
-from pytest_autotune.plugin.check_mode import Committed, select_config
-from pytest_autotune.plugin.warm_start import WarmStart, warm_start
-from pytest_autotune.policy import Policy, PolicyError, merge_policy
+from pytest_autotune.plugin.check_mode import select_config
+from pytest_autotune.plugin.item_plan import ItemPlan
+from pytest_autotune.plugin.warm_start import warm_start
+from pytest_autotune.policy import PolicyError, merge_policy
 from pytest_autotune.space.errors import SpaceError
 from pytest_autotune.tuning.validation import validate_policy
 
@@ -35,43 +36,13 @@ if TYPE_CHECKING:
     from pytest_autotune.backends.launch_limits import Pruned
     from pytest_autotune.plugin.session import AutotuneSession
     from pytest_autotune.space.base import Space
+    from pytest_autotune.tuning.spec import TunableSpec
 
 __all__ = ["ItemPlan", "PlanError", "plan_item"]
 
 
 class PlanError(Exception):
     """A tunable test cannot run as declared; the message names the test and the fix."""
-
-
-@dataclass(frozen=True)
-class ItemPlan:
-    """What the plugin does with one tunable test in this run.
-
-    ``limited`` is the space to tune when the device's limits pruned the declared one, and
-    ``pruned`` says what they removed (both None otherwise).
-    """
-
-    spec: TunableSpec
-    policy: Policy
-    device: str
-    committed: Committed
-    tune: bool
-    shared_by: int
-    limited: Space | None = None
-    pruned: Pruned | None = None
-
-    @property
-    def space(self) -> Space:
-        """The space this run searches: the declared one, within the device's limits when tuning."""
-        return self.spec.space if self.limited is None else self.limited
-
-    warm: WarmStart | None = None
-
-    def for_trial_worker(self, role: str = "trial") -> ItemPlan:
-        """The plan in a worker: the body runs tuning trials (role ``trial``: ``autotune.tuning`` is
-        True), measures a baseline as a plain run would (role ``baseline``), or runs one side of a
-        comparison (role ``compare``: a check); ``autotune.tuning`` is False in the last two."""
-        return replace(self, tune=role == "trial", shared_by=1, warm=None)
 
 
 def _marker_layers(item: pytest.Item) -> list[dict[str, Any]]:
