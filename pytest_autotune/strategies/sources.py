@@ -36,7 +36,6 @@ __all__ = [
     "map_configs",
     "map_sources",
     "map_to_space",
-    "mapping_problem",
 ]
 
 
@@ -167,9 +166,12 @@ def _contains_one(space: Space, config: Config) -> bool:
         return False
 
 
-def mapping_problem(source: TransferSource, space: Space) -> str | None:
+def _mapping_problem(
+    source: TransferSource, space: Space, configs: Sequence[Config | None] | None = None
+) -> str | None:
     """Why ``source`` cannot be mapped into ``space`` (no trial, no shared parameter, no valid
-    configuration), or None when some of its trials map."""
+    configuration), or None when some of its trials map. ``configs``: its trials already mapped
+    (:func:`map_configs`), when the caller has them."""
     if not source.trials:
         return "it holds no trials"
     named = set().union(*(trial.config for trial in source.trials))
@@ -178,7 +180,9 @@ def mapping_problem(source: TransferSource, space: Space) -> str | None:
             f"it shares no parameter with the space (source: {', '.join(sorted(named)) or 'none'}; "
             f"space: {', '.join(space.names)})"
         )
-    if not any(c is not None for c in map_configs(space, [t.config for t in source.trials])):
+    if configs is None:
+        configs = map_configs(space, [trial.config for trial in source.trials])
+    if not any(c is not None for c in configs):
         missing = sorted(set(space.names) - named)
         lacks = f" (it lacks {', '.join(missing)})" if missing else ""
         return f"none of its {len(source.trials)} configurations is valid in the space{lacks}"
@@ -195,11 +199,11 @@ def map_to_space(source: TransferSource, space: Space) -> MappedSource | None:
     the source, when the spaces share no parameter or no trial maps: such a source is skipped, it
     never stops tuning.
     """
-    problem = mapping_problem(source, space)
+    configs = map_configs(space, [trial.config for trial in source.trials])
+    problem = _mapping_problem(source, space, configs)
     if problem is not None:
         _skip(source, problem)
         return None
-    configs = map_configs(space, [trial.config for trial in source.trials])
     rows = [i for i, config in enumerate(configs) if config is not None]
     named = set().union(*(trial.config for trial in source.trials))
     shared = tuple(name for name in space.names if name in named)

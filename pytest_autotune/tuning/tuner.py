@@ -189,9 +189,8 @@ class Tuner:
         #: Whether the strategy was given the transfer sources (see the class docstring).
         self.uses_sources = bool(sources) and isinstance(strategy, str) and accepts_sources(strategy)
         self.sources = sources
-        takes = self.uses_sources
         if isinstance(strategy, str):
-            given = {**options, "sources": sources} if takes else options
+            given = {**options, "sources": sources} if self.uses_sources else options
             self.strategy: Strategy = _make_strategy(
                 strategy, space, np.random.default_rng(strategy_seq), given
             )
@@ -201,7 +200,7 @@ class Tuner:
             self.strategy_name = _strategy_name(strategy)
         self.strategy_options = options
         #: The sources' best configurations, evaluated first when the strategy does not take them.
-        self.design = [] if takes else source_design(space, self.sources)
+        self.design = [] if self.uses_sources else source_design(space, self.sources)
         self._design_left = list(self.design)
 
         self._ledger = TrialLedger(maximize=self.maximize)  # its clock starts now
