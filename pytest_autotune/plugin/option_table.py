@@ -44,6 +44,10 @@ class Option:
     policy_key: str | None = None
 
     @property
+    def _snake(self) -> str:
+        return self.name.replace("-", "_")
+
+    @property
     def flag(self) -> str:
         """Command-line spelling."""
         return f"--autotune-{self.name}" if self.name else "--autotune"
@@ -51,17 +55,17 @@ class Option:
     @property
     def dest(self) -> str:
         """Attribute on ``config.option``."""
-        return f"autotune_{self.name.replace('-', '_')}" if self.name else "autotune_mode"
+        return f"autotune_{self._snake}" if self.name else "autotune_mode"
 
     @property
     def ini(self) -> str:
         """Ini key."""
-        return f"autotune_{self.name.replace('-', '_')}" if self.name else "autotune"
+        return f"autotune_{self._snake}" if self.name else "autotune"
 
     @property
     def env(self) -> str:
         """Environment variable."""
-        return f"PYTEST_AUTOTUNE_{self.name.replace('-', '_').upper()}" if self.name else "PYTEST_AUTOTUNE"
+        return f"PYTEST_AUTOTUNE_{self._snake.upper()}" if self.name else "PYTEST_AUTOTUNE"
 
 
 OPTIONS: Final[tuple[Option, ...]] = (
