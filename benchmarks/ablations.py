@@ -23,9 +23,11 @@ share of such runs is printed and kept as ``unreached_90``/``unreached_95``), an
 first :data:`WINDOW` evaluations spent on failing configurations (mean over seeds). On a space with
 one failure label, ``per_label`` and ``feasibility`` are the same model by construction, so
 ``per_label`` reuses those runs; elsewhere a ``per_label`` run is the ``feasibility`` run of its seed
-whenever that run never held 5 examples of two failure labels (the default's split never happened,
-see :func:`same_as_single_model`), and is only run otherwise. Each run is cached under
-``benchmarks/out/ablations/`` by code version, so an interrupted run resumes.
+whenever no failure label of that run reached 5 examples while another label existed (the default's
+split never happened, see :func:`same_as_single_model`), and is only run otherwise. ``--label-examples
+1`` makes the ``per_label`` row split from a label's first example; ``--rows`` runs only some rows.
+Each run is cached under ``benchmarks/out/ablations/`` by code version, so an interrupted run
+resumes.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 if __package__ in (None, ""):  # run by path: make the repository root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -49,6 +51,9 @@ import numpy as np
 
 from benchmarks.ablation_spaces import AblationSpace, ablation_spaces, space_by_name
 from benchmarks.bench_common import DATASETS, OUT, format_table
+
+if TYPE_CHECKING:
+    from pytest_autotune.outcome import Label
 
 #: Row name -> ``bo`` options.
 ROWS: dict[str, dict[str, str]] = {
@@ -99,7 +104,17 @@ def fail_share(labels: Sequence[str], window: int) -> float:
     return sum(label != "ok" for label in head) / max(1, len(head))
 
 
-def run_one(target: AblationSpace, row: str, seed: int, cap: int = CAP, window: int = WINDOW) -> Run:
+def row_options(row: str, label_examples: int = 5) -> dict[str, Any]:
+    """The ``bo`` options of ``row``; ``per_label`` splits a label off at ``label_examples`` examples."""
+    options: dict[str, Any] = dict(ROWS[row])
+    if row == "per_label" and label_examples != 5:
+        options["label_examples"] = label_examples
+    return options
+
+
+def run_one(
+    target: AblationSpace, row: str, seed: int, cap: int = CAP, window: int = WINDOW, label_examples: int = 5
+) -> Run:
     """One tuning run of ``bo`` with the row's options (stops at the cap, or at 0.95 after ``window``)."""
     from pytest_autotune.tuning.abort import Cost, Evaluations
     from pytest_autotune.tuning.tuner import Tuner
@@ -107,7 +122,8 @@ def run_one(target: AblationSpace, row: str, seed: int, cap: int = CAP, window: 
     replay = target.replay
     abort = Evaluations(cap) | (Cost(replay.optimum / max(LEVELS)) & Evaluations(window))
     started = time.perf_counter()
-    tuner = Tuner(replay.space, "bo", abort=abort, seed=seed, strategy_options=dict(ROWS[row]))
+    options = row_options(row, label_examples)
+    tuner = Tuner(replay.space, "bo", abort=abort, seed=seed, strategy_options=options)
     history = tuner.run(replay.objective).history
     labels = [str(r.outcome.label) for r in history]
     values = [r.outcome.value for r in history]
@@ -125,11 +141,17 @@ class Task:
     datasets: str
     out: str
     code: str
+    label_examples: int = 5
 
     @property
     def path(self) -> Path:
         """Where the run is cached."""
-        return Path(self.out) / self.code / self.space / f"{self.row}__seed{self.seed}__cap{self.cap}.json"
+        row = (
+            self.row
+            if self.label_examples == 5 or self.row != "per_label"
+            else f"{self.row}{self.label_examples}"
+        )
+        return Path(self.out) / self.code / self.space / f"{row}__seed{self.seed}__cap{self.cap}.json"
 
 
 #: ``FeasibilityModel``'s ``min_per_label``: the default engine splits a label off once it has this
@@ -140,28 +162,39 @@ SPLIT_AT = 5
 def same_as_single_model(labels: Sequence[str], split_at: int = SPLIT_AT) -> bool:
     """Whether a ``feasibility`` run is also the ``per_label`` run of the same seed.
 
-    Both rows fit one forest to all failures (drawing the same random numbers) until some two
-    failure labels have ``split_at`` examples each; a run that never got there is the same
-    trajectory under either row.
+    Both rows fit one forest to all failures (drawing the same random numbers) until some failure
+    label has ``split_at`` examples while another failure label exists
+    (:meth:`~pytest_autotune.strategies.bo.feasibility.FeasibilityModel.groups`): from then on
+    ``per_label`` fits one forest per such label. A run that never got there (judged on the whole
+    run, where the counts are largest: a split, once made, stays) is the same trajectory under
+    either row.
     """
-    counts = [labels.count(label) for label in set(labels) if label != "ok"]
-    return sum(n >= split_at for n in counts) < 2
+    from pytest_autotune.strategies.bo.feasibility import FeasibilityModel
+
+    model = FeasibilityModel(rng=np.random.default_rng(0), min_per_label=split_at)
+    return len(model.groups(cast("list[Label]", list(labels)))) < 2
 
 
 def _run_task(task: Task) -> Run:
     if task.path.exists():
         return Run(**json.loads(task.path.read_text()))
-    single = task.path.with_name(task.path.name.replace("per_label__", "feasibility__", 1))
+    single = task.path.with_name(f"feasibility__seed{task.seed}__cap{task.cap}.json")
     if task.row == "per_label" and single.exists():
         twin = Run(**json.loads(single.read_text()))
-        if same_as_single_model(twin.labels):
+        if same_as_single_model(twin.labels, task.label_examples):
             run = Run(task.space, task.row, task.seed, twin.labels, twin.values, 0.0, "feasibility")
             task.path.write_text(json.dumps(asdict(run)))
             return run
     from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
     threadpool_limits(1)
-    run = run_one(space_by_name(task.space, task.datasets), task.row, task.seed, task.cap)
+    run = run_one(
+        space_by_name(task.space, task.datasets),
+        task.row,
+        task.seed,
+        task.cap,
+        label_examples=task.label_examples,
+    )
     task.path.parent.mkdir(parents=True, exist_ok=True)
     task.path.write_text(json.dumps(asdict(run)))
     return run
@@ -245,8 +278,12 @@ def target_lines(cells: Mapping[str, Mapping[str, Cell]], heavy: Sequence[str]) 
     """The issue's two targets on each failure-heavy space, for both feasibility rows against worst."""
     lines = []
     for name in heavy:
+        if "worst" not in cells[name]:
+            continue
         worst = cells[name]["worst"]
         for row in ("feasibility", "per_label"):
+            if row not in cells[name]:
+                continue
             cell = cells[name][row]
             ratio = worst.to_90 / cell.to_90 if cell.to_90 > 0 else math.nan
             wins = sum(a < b for a, b in zip(cell.per_seed_90, worst.per_seed_90, strict=True))
@@ -309,12 +346,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--cap", type=int, default=None, help=f"evaluations per run at most (default {CAP})")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2, at most 2)")
     parser.add_argument("--spaces", nargs="+", default=None, help="only these spaces (names as printed)")
+    parser.add_argument("--rows", nargs="+", default=list(ROWS), choices=list(ROWS), help="only these rows")
+    parser.add_argument(
+        "--label-examples",
+        type=int,
+        default=5,
+        help="examples a failure label needs for its own forest in per_label (default 5; 1: at once)",
+    )
     parser.add_argument("--datasets", type=Path, default=DATASETS, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     args.seeds = args.seeds or (2 if args.quick else 20)
     args.cap = args.cap or (60 if args.quick else CAP)
-    if args.seeds < 1 or args.cap < WINDOW or not 1 <= args.jobs <= 2:
-        parser.error(f"--seeds must be >= 1, --cap >= {WINDOW}, --jobs 1 or 2")
+    if args.seeds < 1 or args.cap < WINDOW or not 1 <= args.jobs <= 2 or args.label_examples < 1:
+        parser.error(f"--seeds must be >= 1, --cap >= {WINDOW}, --jobs 1 or 2, --label-examples >= 1")
     return args
 
 
@@ -333,10 +377,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = OUT / "ablations"
     # Seed by seed (an interrupted run leaves whole seeds, and the next run resumes), per_label last
     # so that its feasibility twin is usually finished when it starts.
-    order = [(row, name) for row in ROWS for name in wanted]
+    order = [(row, name) for row in args.rows for name in wanted]
     order = [o for o in order if o[0] != "per_label"] + [o for o in order if o[0] == "per_label"]
     tasks = [
-        Task(name, row, seed, args.cap, str(args.datasets), str(out), code)
+        Task(name, row, seed, args.cap, str(args.datasets), str(out), code, args.label_examples)
         for seed in range(args.seeds)
         for row, name in order
         if not (row == "per_label" and len(spaces[name].failure_labels) < 2)
@@ -347,7 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cells: dict[str, dict[str, Cell]] = {}
     for name in wanted:
         optimum = spaces[name].replay.optimum
-        for row in ROWS:
+        for row in args.rows:
             source = "feasibility" if row == "per_label" and len(spaces[name].failure_labels) < 2 else row
             group = [r for r in runs if r.space == name and r.row == source]
             cells.setdefault(name, {})[row] = summarise(group, optimum)
@@ -367,8 +411,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     same = sum(r.values == single.get((r.space, r.seed)) for r in twins)
     print(
         f"  per_label: {same} of {len(twins)} runs on the spaces with two failure labels are the "
-        f"feasibility run of their seed ({sum(bool(r.reused_from) for r in twins)} reused because that "
-        "run never held 5 examples of two labels, the others re-run and found equal or not)"
+        f"feasibility run of their seed ({sum(bool(r.reused_from) for r in twins)} reused because in that "
+        f"run no label reached {args.label_examples} examples beside another label, the others re-run)"
     )
     print("\nTargets on the failure-heavy spaces:")
     print("\n".join(target_lines(cells, heavy)))

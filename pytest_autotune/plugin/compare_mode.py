@@ -25,6 +25,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import time
 import warnings
@@ -40,7 +41,7 @@ from pytest_autotune.plugin.git_ref import RefTree, export_tree, uncommitted
 from pytest_autotune.plugin.results import AutotuneResult
 from pytest_autotune.plugin.worker_protocol import ENV_VAR, SideSetup
 from pytest_autotune.timing.measure import Stats
-from pytest_autotune.timing.paired import PairedVerdict, judge
+from pytest_autotune.timing.paired import PairedVerdict, blocks_to_decide, judge
 from pytest_autotune.warning_types import AutotuneInconclusiveWarning, AutotuneRegressionWarning
 
 if TYPE_CHECKING:
@@ -236,6 +237,23 @@ def compare_item(
     return _judged(outcome, context, pairs, time.monotonic() - started, settings, policy).as_tuple()
 
 
+def _how_to_decide(verdict: PairedVerdict, seconds: float) -> str:
+    """What an inconclusive verdict would need, from the noise its blocks measured."""
+    blocks = blocks_to_decide(verdict)
+    if blocks is None:
+        if verdict.blocks > 0 and math.isfinite(verdict.high) and verdict.low > 0:
+            return (
+                "the ratio sits at the tolerance, where no length of measuring decides: "
+                "set the tolerance the change must meet (--autotune-compare-tolerance)"
+            )
+        return "measure longer with --autotune-compare-max-time"
+    needed = blocks * seconds / max(verdict.blocks, 1)
+    return (
+        f"at this noise about {blocks} blocks would decide it: "
+        f"--autotune-compare-max-time={max(10, math.ceil(needed / 10) * 10)}"
+    )
+
+
 def _judged(
     outcome: _Outcome,
     context: CompareContext,
@@ -294,7 +312,7 @@ def _judged(
         )
         result.message = (
             f"comparison with {where} inconclusive after {seconds:.0f}s: ratio {verdict.describe()}"
-            f"{unconfirmed}; {configs}; measure longer with --autotune-compare-max-time"
+            f"{unconfirmed}; {configs}; {_how_to_decide(verdict, seconds)}"
         )
         if settings.compare_strict:
             outcome.failure = f"{result.message} (--autotune-compare-strict)"

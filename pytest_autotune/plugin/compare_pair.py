@@ -13,6 +13,9 @@ other (:func:`measure_sides`):
   the untimed warm-up call before them (none for long calls); then blocks of one A and one B
   measurement in ABBA order (:func:`~pytest_autotune.timing.paired.block_order`) follow until
   :func:`~pytest_autotune.timing.paired.measure_until_decided` decides or the time is spent.
+  The sequential plan looks at :data:`MIN_BLOCKS` blocks, then at each doubling, up to as many
+  blocks as the time left holds at the first judged block's duration (:func:`max_blocks_for`):
+  a longer ``--autotune-compare-max-time`` buys more blocks and so a narrower interval.
 
 For an objective that is maximised (``autotune.record``ed throughput, say) the judged ratio is A/B,
 so that above 1 still means worse. A side that cannot be run comes back as a
@@ -44,6 +47,7 @@ __all__ = [
     "Procedure",
     "SideSpec",
     "SideTimes",
+    "max_blocks_for",
     "measure_sides",
     "run_pair",
 ]
@@ -60,9 +64,12 @@ MAX_REPEAT: Final = 50
 WARMUP_BLOCKS: Final = 1
 #: Timed calls per ``autotune.measure`` in the warm-up blocks.
 CALIBRATION_REPEAT: Final = 2
-#: The sequential plan's first look and its block cap (looks at 8, 16 and 32 blocks).
+#: The sequential plan's first look, and its block cap whatever the time (looks at 8, 16, 32, ...).
 MIN_BLOCKS: Final = 8
-MAX_BLOCKS: Final = 32
+MAX_BLOCKS: Final = 1024
+#: The plan's last look is at this many times the blocks that fit the time left, at the first
+#: judged block's duration (the time cap, with its own last look, usually ends measuring first).
+BLOCK_MARGIN: Final = 1.5
 
 
 @dataclass(frozen=True)
@@ -131,12 +138,29 @@ def measure_sides(
         times.b.append(b)
         return (b, a) if maximize else (a, b)  # judged as cost: above 1 is worse
 
+    # The plan is fixed before any ratio is judged: its block cap comes from the time left and the
+    # duration of the first judged block (a time, which says nothing about the ratio), so that a
+    # longer --autotune-compare-max-time buys more blocks, and more blocks a narrower interval.
     remaining = max(seconds - (clock() - start), 1e-3)
-    plan = SequentialPlan(MIN_BLOCKS, MAX_BLOCKS, remaining)
+    block_started = clock()
+    first = judged_block(0)
+    block_seconds = max(clock() - block_started, 1e-6)
+    remaining = max(remaining - block_seconds, 1e-3)
+    plan = SequentialPlan(MIN_BLOCKS, max_blocks_for(remaining + block_seconds, block_seconds), remaining)
+
+    def planned_block(index: int) -> tuple[float, float]:
+        return first if index == 0 else judged_block(index)
+
     verdict = measure_until_decided(
-        judged_block, plan, tolerance=tolerance, confidence=CONFIDENCE, clock=clock
+        planned_block, plan, tolerance=tolerance, confidence=CONFIDENCE, clock=clock
     )
     return verdict, times, procedure
+
+
+def max_blocks_for(seconds: float, block_seconds: float) -> int:
+    """The plan's block cap for ``seconds`` of blocks of ``block_seconds`` each (with the margin)."""
+    fit = math.floor(BLOCK_MARGIN * seconds / block_seconds) if block_seconds > 0 else MAX_BLOCKS
+    return max(MIN_BLOCKS, min(MAX_BLOCKS, fit))
 
 
 def _start(sides: Sequence[CompareSide], repeat: int) -> list[SideSetup | SideError]:

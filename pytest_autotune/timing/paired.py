@@ -65,6 +65,7 @@ __all__ = [
     "PairedVerdict",
     "SequentialPlan",
     "block_order",
+    "blocks_to_decide",
     "hodges_lehmann",
     "judge",
     "log_ratios",
@@ -230,6 +231,24 @@ class PairedVerdict:
             f"{_percent(self.ratio)} [{_percent(self.low)}, {_percent(self.high)}] over "
             f"{self.blocks} blocks (tolerance {self.tolerance * 100:g}%): {state}"
         )
+
+
+def blocks_to_decide(verdict: PairedVerdict) -> int | None:
+    """About how many blocks would have decided an inconclusive ``verdict``, at the noise it measured.
+
+    The interval's half-width (in log-ratio) shrinks as one over the square root of the blocks,
+    so the interval around the same estimate would clear ``1 + tolerance`` after
+    ``blocks * (half-width / distance to the limit)^2`` blocks. None when that cannot be read: an
+    unbounded interval (too few blocks), or an estimate within 0.1% of the limit, which no
+    number of blocks would settle. An estimate, not a promise: the estimate moves as blocks come.
+    """
+    if not (verdict.low > 0 and math.isfinite(verdict.high) and verdict.ratio > 0 and verdict.blocks > 0):
+        return None
+    half = (math.log(verdict.high) - math.log(verdict.low)) / 2
+    gap = abs(math.log(verdict.ratio) - math.log1p(verdict.tolerance))
+    if gap < 1e-3:
+        return None
+    return max(verdict.blocks, math.ceil(verdict.blocks * (half / gap) ** 2))
 
 
 def _check_tolerance(tolerance: float) -> None:

@@ -112,3 +112,20 @@ def test_model_splits_failure_labels_and_single_model_does_not() -> None:
     assert single.feasibility is not None
     assert len(per_label.feasibility._forests) == 2
     assert len(single.feasibility._forests) == 1
+
+
+def test_label_examples_sets_when_a_failure_label_gets_its_own_forest() -> None:
+    assert BOOptions.parse({}).label_examples == 5
+    assert BOOptions.parse({"label_examples": "1"}).label_examples == 1
+    with pytest.raises(ValueError, match="label_examples"):
+        BOOptions.parse({"label_examples": 0})
+    eager = BayesianOptimization(grid(), rng=np.random.default_rng(0), label_examples=1, **FAST)
+    patient = BayesianOptimization(grid(), rng=np.random.default_rng(0), **FAST)
+    # one example of each failure label: split at once with label_examples=1, shared by default
+    for strategy in (eager, patient):
+        assert strategy.feasibility is not None
+        tell_all(strategy, FEASIBLE + [{"x": 7, "y": 0}, {"x": 1, "y": 7}])
+        strategy.feasibility.fit(np.asarray(strategy._features), strategy._labels)
+    assert eager.feasibility is not None and patient.feasibility is not None
+    assert len(eager.feasibility._forests) == 2
+    assert len(patient.feasibility._forests) == 1

@@ -15,16 +15,19 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from pytest_autotune.plugin.compare_mode import _pooled
 from pytest_autotune.plugin.compare_pair import (
     CALIBRATION_REPEAT,
     MAX_REPEAT,
+    MAX_BLOCKS,
     MIN_BLOCKS,
     PairRun,
     Procedure,
     SideTimes,
+    max_blocks_for,
     measure_sides,
 )
 from pytest_autotune.plugin.compare_report import JSON_KEYS
@@ -183,6 +186,30 @@ def test_bad_use_is_a_usage_error_at_start(repo: pytest.Pytester, args: list[str
     result.stderr.fnmatch_lines([message])
 
 
+NOISY = """
+import random
+import time
+
+from pytest_autotune import Interval, tunable
+
+
+@tunable(A=Interval(1, 2, default=1))
+def test_noisy(autotune):
+    autotune.measure(lambda: time.sleep(random.choice([0.001, 0.004])))
+"""
+
+
+def test_an_inconclusive_comparison_says_how_long_would_decide_it(repo: pytest.Pytester) -> None:
+    repo.makepyfile(test_noisy=NOISY)
+    git(repo.path, "add", "test_noisy.py")
+    git(repo.path, "commit", "-q", "-m", "noisy")
+    result = repo.runpytest("--autotune-compare=HEAD", "--autotune-compare-max-time=3", "test_noisy.py")
+    assert result.ret == 0  # inconclusive is a warning
+    result.stdout.fnmatch_lines(
+        ["*test_noisy*inconclusive after *s*blocks would decide it: --autotune-compare-max-time=*"]
+    )
+
+
 def test_outside_a_git_repository_is_a_usage_error(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_k=KERNELS.format(slowdown=1, added=""))
     result = pytester.runpytest("--autotune-compare=HEAD", "-p", "no:randomly")
@@ -252,6 +279,27 @@ def test_a_noisy_comparison_stops_at_the_time_cap_as_inconclusive() -> None:
     verdict, times, _ = measure_sides(measure, measure, tolerance=0.05, seconds=20, clock=clock)
     assert verdict.state == "inconclusive"
     assert verdict.blocks == len(times.a) == 9  # past 18 s after the warm-up block: one last look
+
+
+def test_a_longer_time_cap_buys_more_blocks_and_a_narrower_interval() -> None:
+    def noisy(seconds: float) -> Any:
+        clock = Clock()
+        rng = np.random.default_rng(5)
+
+        def measure(repeat: int, warmup: int) -> list[float]:
+            clock.now += 0.5
+            return [float(np.exp(rng.normal(0.0, 0.15)))]
+
+        verdict, times, _ = measure_sides(measure, measure, tolerance=0.05, seconds=seconds, clock=clock)
+        return verdict
+
+    short, long = noisy(20), noisy(200)
+    assert short.state == "inconclusive"
+    assert long.blocks > 64  # more than the old fixed cap of 32 blocks: the time decides
+    assert long.high / long.low < short.high / short.low
+    assert max_blocks_for(20, 1.0) == 30  # the margin: 1.5 times what fits
+    assert max_blocks_for(1, 1.0) == MIN_BLOCKS
+    assert max_blocks_for(1e6, 0.01) == MAX_BLOCKS
 
 
 @pytest.mark.parametrize(("layer", "expected"), [({}, 0), ({"warmup": 2}, 2)])

@@ -14,6 +14,7 @@ from pytest_autotune.timing.paired import (
     PairedVerdict,
     SequentialPlan,
     block_order,
+    blocks_to_decide,
     hodges_lehmann,
     judge,
     log_ratios,
@@ -237,3 +238,33 @@ def test_normal_approximation_meets_the_exact_index_at_the_switch(monkeypatch: p
     monkeypatch.setattr(paired, "EXACT_MAX_N", 0)
     approximate = [paired._rank_index(50, alpha) for alpha in (0.025, 0.05)]
     assert all(abs(x - y) <= 2 for x, y in zip(exact, approximate, strict=True))  # of 1275 Walsh averages
+
+
+def test_blocks_to_decide_scales_the_interval_by_the_square_root_of_the_blocks() -> None:
+    # +5% estimated, interval +1%..+9% after 16 blocks, tolerance 0: half-width and gap in log units
+    verdict = PairedVerdict("inconclusive", 1.05, 1.01, 1.09, 16, 0.0, 0.95)
+    half = (math.log(1.09) - math.log(1.01)) / 2
+    expected = math.ceil(16 * (half / math.log(1.05)) ** 2)
+    assert blocks_to_decide(verdict) == max(16, expected)
+    wide = PairedVerdict("inconclusive", 1.10, 0.90, 1.34, 16, 0.05, 0.95)
+    gap = math.log(1.10) - math.log(1.05)
+    assert blocks_to_decide(wide) == math.ceil(16 * ((math.log(1.34) - math.log(0.90)) / 2 / gap) ** 2)
+    # a simulated run at twice the predicted length decides, for a seed whose first estimate lands
+    # near the true +10% (one that overshoots predicts too few blocks: it is an estimate)
+    rng = np.random.default_rng(57)
+    a = np.exp(rng.normal(0, 0.2, 16))
+    b = a * 1.10 * np.exp(rng.normal(0, 0.2, 16))
+    first = judge(list(a), list(b), tolerance=0.05)
+    assert first.state == "inconclusive"
+    n = blocks_to_decide(first)
+    assert n is not None and 40 < n < 200
+    a = np.exp(rng.normal(0, 0.2, 2 * n))
+    b = a * 1.10 * np.exp(rng.normal(0, 0.2, 2 * n))
+    assert judge(list(a), list(b), tolerance=0.05).state == "regression"
+
+
+def test_blocks_to_decide_is_none_when_no_length_would_decide() -> None:
+    at_limit = PairedVerdict("inconclusive", 1.05, 0.95, 1.16, 16, 0.05, 0.95)
+    assert blocks_to_decide(at_limit) is None
+    unbounded = PairedVerdict("inconclusive", 1.2, 0.0, math.inf, 4, 0.05, 0.95)
+    assert blocks_to_decide(unbounded) is None

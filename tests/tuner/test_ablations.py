@@ -115,8 +115,10 @@ def test_runs_by_path_from_anywhere(tmp_path: Path) -> None:
     assert "--json" in done.stdout
 
 
-def test_per_label_equals_feasibility_until_two_labels_have_five_examples() -> None:
-    assert ablations.same_as_single_model(["ok", "compile"] * 5 + ["runtime"] * 4)
+def test_per_label_equals_feasibility_until_a_label_has_five_examples_beside_another() -> None:
+    assert ablations.same_as_single_model(["ok", "compile"] * 4 + ["runtime"] * 4)
+    # five of one label beside one of another: the default engine splits them into two forests
+    assert not ablations.same_as_single_model(["ok", "compile"] * 5 + ["runtime"])
     assert not ablations.same_as_single_model(["compile"] * 5 + ["runtime"] * 5)
     assert ablations.same_as_single_model(["compile"] * 9)
     # the claim the benchmark relies on: such a feasibility run is the per_label run of its seed

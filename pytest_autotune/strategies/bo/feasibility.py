@@ -64,7 +64,8 @@ class FeasibilityModel:
         """True when some failure was seen (otherwise everything is predicted feasible)."""
         return bool(self._forests)
 
-    def _groups(self, labels: Sequence[Label]) -> list[frozenset[Label]]:
+    def groups(self, labels: Sequence[Label]) -> list[frozenset[Label]]:
+        """The failure labels of ``labels`` grouped as :meth:`fit` gives each group its own forest."""
         counts: Counter[Label] = Counter(label for label in labels if label != "ok")
         if not counts:
             return []
@@ -88,7 +89,7 @@ class FeasibilityModel:
         """Train on all trials: ``features`` rows with their outcome ``labels`` (and ``weights``:
         per-row sample weights, for transfer sources' trials; None: all 1)."""
         self._forests = []
-        for group in self._groups(labels):
+        for group in self.groups(labels):
             target = np.fromiter((label in group for label in labels), dtype=bool, count=len(labels))
             forest = RandomForestClassifier(
                 n_estimators=self.trees,

@@ -61,6 +61,9 @@ class BOOptions:
       GP's data at the worst value seen so far; ``"skip"`` no feasibility
       model and failures never reach the GP: nothing is learnt from them
       (they are still never proposed again).
+    * ``label_examples``: with ``failures="model"``, the examples a failure label
+      needs before it gets its own forest (while another label exists); below
+      that, the labels share one forest. ``1`` splits from the first failure.
     * ``feasibility_threshold``: largest minimum probability of feasibility
       drawn per suggestion (BaCO's random threshold; 0 is always possible).
     * ``kernel``: ``"matern"`` (Matern-5/2 over BaCO's mixed distance) or
@@ -128,6 +131,7 @@ class BOOptions:
 
     feasibility: FeasibilityKind = "rf"
     failures: FailureHandling = "model"
+    label_examples: int = 5
     feasibility_threshold: float = 0.9
     kernel: KernelKind = "matern+additive"
     additive_scale: float = 1.5
@@ -174,6 +178,7 @@ class BOOptions:
         parsers: dict[str, Callable[[object], object]] = {
             "feasibility": lambda v: _as_choice("feasibility", v, ("rf", "off")),
             "failures": lambda v: _as_choice("failures", v, ("model", "single_model", "worst", "skip")),
+            "label_examples": lambda v: _as_int("label_examples", v, minimum=1),
             "feasibility_threshold": lambda v: _as_float("feasibility_threshold", v, lo=0.0, hi=1.0),
             "kernel": lambda v: _as_choice("kernel", v, ("matern", "matern+additive")),
             "additive_scale": lambda v: _as_float("additive_scale", v, lo=1e-3, hi=100.0),

@@ -97,7 +97,9 @@ class BayesianOptimization(Strategy):
         handling = self.options.failure_handling
         self.feasibility: FeasibilityModel | None = None
         if handling in ("model", "single_model"):
-            self.feasibility = FeasibilityModel(rng=rng, min_per_label=5 if handling == "model" else None)
+            self.feasibility = FeasibilityModel(
+                rng=rng, min_per_label=self.options.label_examples if handling == "model" else None
+            )
         self.optimizer = AcquisitionOptimizer(
             space,
             rng,
