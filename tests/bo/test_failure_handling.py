@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -11,6 +13,7 @@ from pytest_autotune.space.base import Space
 from pytest_autotune.strategies.base import SpaceExhausted
 from pytest_autotune.strategies.bo import BayesianOptimization
 from pytest_autotune.strategies.bo.options import BOOptions
+from pytest_autotune.strategies.bo.strategy import FAILURE_PENALTY
 
 FAST = {"candidates": 128, "local_starts": 2, "initial": 4}
 
@@ -82,7 +85,21 @@ def test_skip_learns_nothing_from_failures_but_never_proposes_them_again() -> No
     assert without.space.configs(without.ask())[0] == proposal
 
 
-@pytest.mark.parametrize("failures", ["skip", "worst"])
+def test_penalty_gives_failures_kernel_tuners_fixed_penalty_which_the_log_gp_takes() -> None:
+    assert BOOptions.parse({"failures": "penalty"}).failure_handling == "penalty"
+    with pytest.raises(ValueError, match="feasibility='rf' and failures='penalty' contradict"):
+        BOOptions.parse({"feasibility": "rf", "failures": "penalty"})
+    strategy = BayesianOptimization(grid(), rng=np.random.default_rng(0), failures="penalty", **FAST)
+    assert strategy.feasibility is None
+    tell_all(strategy, FEASIBLE + FAILING)
+    features, values = strategy._training_data()
+    assert len(features) == len(FEASIBLE) + len(FAILING)
+    assert list(values[len(FEASIBLE) :]) == [FAILURE_PENALTY] * len(FAILING) == [sys.float_info.max] * 4
+    proposal = strategy.space.configs(strategy.ask())[0]  # the log-transformed GP fits and suggests
+    assert proposal not in FEASIBLE + FAILING
+
+
+@pytest.mark.parametrize("failures", ["skip", "worst", "penalty"])
 def test_every_configuration_is_proposed_once_until_the_space_is_exhausted(failures: str) -> None:
     small = build_space({"x": Interval(4, 7), "y": Interval(0, 3)})  # half of it fails
     strategy = BayesianOptimization(small, rng=np.random.default_rng(1), failures=failures, **FAST)
@@ -124,8 +141,9 @@ def test_label_examples_sets_when_a_failure_label_gets_its_own_forest() -> None:
     # one example of each failure label: split at once with label_examples=1, shared by default
     for strategy in (eager, patient):
         assert strategy.feasibility is not None
-        tell_all(strategy, FEASIBLE + [{"x": 7, "y": 0}, {"x": 1, "y": 7}])
+        tell_all(strategy, [*FEASIBLE, {"x": 7, "y": 0}, {"x": 1, "y": 7}])
         strategy.feasibility.fit(np.asarray(strategy._features), strategy._labels)
-    assert eager.feasibility is not None and patient.feasibility is not None
+    assert eager.feasibility is not None
+    assert patient.feasibility is not None
     assert len(eager.feasibility._forests) == 2
     assert len(patient.feasibility._forests) == 1

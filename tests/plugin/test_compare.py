@@ -21,8 +21,8 @@ import pytest
 from pytest_autotune.plugin.compare_mode import _pooled
 from pytest_autotune.plugin.compare_pair import (
     CALIBRATION_REPEAT,
-    MAX_REPEAT,
     MAX_BLOCKS,
+    MAX_REPEAT,
     MIN_BLOCKS,
     PairRun,
     Procedure,
@@ -290,7 +290,7 @@ def test_a_longer_time_cap_buys_more_blocks_and_a_narrower_interval() -> None:
             clock.now += 0.5
             return [float(np.exp(rng.normal(0.0, 0.15)))]
 
-        verdict, times, _ = measure_sides(measure, measure, tolerance=0.05, seconds=seconds, clock=clock)
+        verdict, _, _ = measure_sides(measure, measure, tolerance=0.05, seconds=seconds, clock=clock)
         return verdict
 
     short, long = noisy(20), noisy(200)

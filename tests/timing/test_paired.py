@@ -257,7 +257,8 @@ def test_blocks_to_decide_scales_the_interval_by_the_square_root_of_the_blocks()
     first = judge(list(a), list(b), tolerance=0.05)
     assert first.state == "inconclusive"
     n = blocks_to_decide(first)
-    assert n is not None and 40 < n < 200
+    assert n is not None
+    assert 40 < n < 200
     a = np.exp(rng.normal(0, 0.2, 2 * n))
     b = a * 1.10 * np.exp(rng.normal(0, 0.2, 2 * n))
     assert judge(list(a), list(b), tolerance=0.05).state == "regression"

@@ -20,7 +20,7 @@ __all__ = ["BOOptions", "PermutationDistance", "PriorKind"]
 PriorKind = Literal["gamma", "dim", "off"]
 PermutationDistance = Literal["spearman", "kendall", "hamming", "categorical"]
 FeasibilityKind = Literal["rf", "off"]
-FailureHandling = Literal["model", "single_model", "worst", "skip"]
+FailureHandling = Literal["model", "single_model", "worst", "penalty", "skip"]
 KernelKind = Literal["matern", "matern+additive"]
 TransferKind = Literal["rgpe", "prior", "icm", "design"]
 
@@ -58,7 +58,9 @@ class BOOptions:
       per failure label with enough examples, combined by the minimum
       (tuning-knob search), times EI; ``"single_model"`` one forest for all
       failures (BaCO); ``"worst"`` no feasibility model, failures join the
-      GP's data at the worst value seen so far; ``"skip"`` no feasibility
+      GP's data at the worst value seen so far; ``"penalty"`` the same at
+      Kernel Tuner's fixed penalty, the largest float (a "very bad" value,
+      as the tuning-knob paper's baseline); ``"skip"`` no feasibility
       model and failures never reach the GP: nothing is learnt from them
       (they are still never proposed again).
     * ``label_examples``: with ``failures="model"``, the examples a failure label
@@ -177,7 +179,9 @@ class BOOptions:
             raise TypeError(f"BayesianOptimization: unknown options {unknown}; known: {sorted(known)}")
         parsers: dict[str, Callable[[object], object]] = {
             "feasibility": lambda v: _as_choice("feasibility", v, ("rf", "off")),
-            "failures": lambda v: _as_choice("failures", v, ("model", "single_model", "worst", "skip")),
+            "failures": lambda v: _as_choice(
+                "failures", v, ("model", "single_model", "worst", "penalty", "skip")
+            ),
             "label_examples": lambda v: _as_int("label_examples", v, minimum=1),
             "feasibility_threshold": lambda v: _as_float("feasibility_threshold", v, lo=0.0, hi=1.0),
             "kernel": lambda v: _as_choice("kernel", v, ("matern", "matern+additive")),
@@ -213,7 +217,7 @@ class BOOptions:
                 f"bo options feasibility='off' and failures={parsed['failures']!r} contradict each other "
                 "(feasibility='off' means failures='worst')"
             )
-        if parsed.get("feasibility") == "rf" and parsed.get("failures") in ("worst", "skip"):
+        if parsed.get("feasibility") == "rf" and parsed.get("failures") in ("worst", "penalty", "skip"):
             raise ValueError(
                 f"bo options feasibility='rf' and failures={parsed['failures']!r} contradict each other "
                 "(no feasibility model learns from failures handled that way)"

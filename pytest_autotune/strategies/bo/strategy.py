@@ -23,8 +23,9 @@ not when this module is imported, so the strategy registry stays light.
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 import numpy as np
 from numpy.typing import NDArray
@@ -44,13 +45,17 @@ if TYPE_CHECKING:
     from pytest_autotune.strategies.bo.surrogate import GPSurrogate
     from pytest_autotune.strategies.bo.transfer import Predictor, TransferModel
 
-__all__ = ["BayesianOptimization"]
+__all__ = ["FAILURE_PENALTY", "BayesianOptimization"]
 
 #: Scores a model-feature matrix (the acquisition before it is tied to configurations).
 FeatureScore = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 
 #: Number of best measured configurations used as incumbents (pool and local-search starts).
 INCUMBENTS = 3
+#: The value a failure joins the GP's data at under ``failures="penalty"``: Kernel Tuner's fixed
+#: penalty (``sys.float_info.max``); its logarithm, about 710, is finite, so the log-transformed GP
+#: takes it, and it dwarfs every measured time.
+FAILURE_PENALTY: Final = sys.float_info.max
 
 
 class BayesianOptimization(Strategy):
@@ -199,13 +204,16 @@ class BayesianOptimization(Strategy):
         raise SpaceExhausted(f"all {self.space.size} configurations were evaluated")
 
     def _training_data(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Features and values the GP sees: feasible trials, or all with failures at the worst value."""
+        """Features and values the GP sees: feasible trials, or all with failures at the worst value
+        seen or at :data:`FAILURE_PENALTY`."""
         features = np.asarray(self._features)
         feasible = np.array([label == "ok" for label in self._labels])
         values = np.array([v if v is not None else np.nan for v in self._values], dtype=np.float64)
         if self.options.failure_handling == "worst":
             worst = float(np.max(values[feasible]))
             return features, np.where(feasible, values, worst)
+        if self.options.failure_handling == "penalty":
+            return features, np.where(feasible, values, FAILURE_PENALTY)
         return features[feasible], values[feasible]
 
     def _incumbents(self) -> Points:
