@@ -106,16 +106,26 @@ def fail_share(labels: Sequence[str], window: int) -> float:
     return sum(label != "ok" for label in head) / max(1, len(head))
 
 
-def row_options(row: str, label_examples: int = 5) -> dict[str, Any]:
+#: ``bo:label_examples`` by default (``FeasibilityModel``'s ``min_per_label``): the default engine
+#: splits a label off once it has this many examples and another failure label exists.
+SPLIT_AT = 5
+
+
+def row_options(row: str, label_examples: int = SPLIT_AT) -> dict[str, Any]:
     """The ``bo`` options of ``row``; ``per_label`` splits a label off at ``label_examples`` examples."""
     options: dict[str, Any] = dict(ROWS[row])
-    if row == "per_label" and label_examples != 5:
+    if row == "per_label" and label_examples != SPLIT_AT:
         options["label_examples"] = label_examples
     return options
 
 
 def run_one(
-    target: AblationSpace, row: str, seed: int, cap: int = CAP, window: int = WINDOW, label_examples: int = 5
+    target: AblationSpace,
+    row: str,
+    seed: int,
+    cap: int = CAP,
+    window: int = WINDOW,
+    label_examples: int = SPLIT_AT,
 ) -> Run:
     """One tuning run of ``bo`` with the row's options (stops at the cap, or at 0.95 after ``window``)."""
     from pytest_autotune.tuning.abort import Cost, Evaluations
@@ -143,22 +153,17 @@ class Task:
     datasets: str
     out: str
     code: str
-    label_examples: int = 5
+    label_examples: int = SPLIT_AT
 
     @property
     def path(self) -> Path:
         """Where the run is cached."""
         row = (
             self.row
-            if self.label_examples == 5 or self.row != "per_label"
+            if self.label_examples == SPLIT_AT or self.row != "per_label"
             else f"{self.row}{self.label_examples}"
         )
         return Path(self.out) / self.code / self.space / f"{row}__seed{self.seed}__cap{self.cap}.json"
-
-
-#: ``FeasibilityModel``'s ``min_per_label``: the default engine splits a label off once it has this
-#: many examples and another failure label exists.
-SPLIT_AT = 5
 
 
 def same_as_single_model(labels: Sequence[str], split_at: int = SPLIT_AT) -> bool:
@@ -166,15 +171,14 @@ def same_as_single_model(labels: Sequence[str], split_at: int = SPLIT_AT) -> boo
 
     Both rows fit one forest to all failures (drawing the same random numbers) until some failure
     label has ``split_at`` examples while another failure label exists
-    (:meth:`~pytest_autotune.strategies.bo.feasibility.FeasibilityModel.groups`): from then on
+    (:func:`~pytest_autotune.strategies.bo.feasibility.label_groups`): from then on
     ``per_label`` fits one forest per such label. A run that never got there (judged on the whole
     run, where the counts are largest: a split, once made, stays) is the same trajectory under
     either row.
     """
-    from pytest_autotune.strategies.bo.feasibility import FeasibilityModel
+    from pytest_autotune.strategies.bo.feasibility import label_groups
 
-    model = FeasibilityModel(rng=np.random.default_rng(0), min_per_label=split_at)
-    return len(model.groups(cast("list[Label]", list(labels)))) < 2
+    return len(label_groups(cast("list[Label]", list(labels)), split_at)) < 2
 
 
 def _run_task(task: Task) -> Run:
@@ -355,8 +359,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--label-examples",
         type=int,
-        default=5,
-        help="examples a failure label needs for its own forest in per_label (default 5; 1: at once)",
+        default=SPLIT_AT,
+        help=f"examples a label needs for its own forest in per_label (default {SPLIT_AT}; 1: at once)",
     )
     parser.add_argument("--datasets", type=Path, default=DATASETS, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

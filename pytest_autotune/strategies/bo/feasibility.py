@@ -30,7 +30,28 @@ from sklearn.ensemble import RandomForestClassifier
 
 from pytest_autotune.outcome import Label
 
-__all__ = ["FeasibilityModel"]
+__all__ = ["FeasibilityModel", "label_groups"]
+
+
+def label_groups(labels: Sequence[Label], min_per_label: int | None) -> list[frozenset[Label]]:
+    """The failure labels of ``labels`` in the groups that get one forest each.
+
+    A label with ``min_per_label`` examples or more gets its own group once another failure label
+    exists; the other labels share one group. ``None``: all failures in one group (BaCO).
+    """
+    counts: Counter[Label] = Counter(label for label in labels if label != "ok")
+    if not counts:
+        return []
+    if min_per_label is None:
+        return [frozenset(counts)]
+    own = {label for label, n in counts.items() if n >= min_per_label}
+    if len(counts) < 2 or not own:
+        return [frozenset(counts)]
+    groups: list[frozenset[Label]] = [frozenset({label}) for label in sorted(own)]
+    rest = frozenset(counts) - own
+    if rest:
+        groups.append(rest)
+    return groups
 
 
 class FeasibilityModel:
@@ -66,19 +87,7 @@ class FeasibilityModel:
 
     def groups(self, labels: Sequence[Label]) -> list[frozenset[Label]]:
         """The failure labels of ``labels`` grouped as :meth:`fit` gives each group its own forest."""
-        counts: Counter[Label] = Counter(label for label in labels if label != "ok")
-        if not counts:
-            return []
-        if self.min_per_label is None:
-            return [frozenset(counts)]
-        own = {label for label, n in counts.items() if n >= self.min_per_label}
-        if len(counts) < 2 or not own:
-            return [frozenset(counts)]
-        groups: list[frozenset[Label]] = [frozenset({label}) for label in sorted(own)]
-        rest = frozenset(counts) - own
-        if rest:
-            groups.append(rest)
-        return groups
+        return label_groups(labels, self.min_per_label)
 
     def fit(
         self,
