@@ -241,7 +241,7 @@ def _how_to_decide(verdict: PairedVerdict, seconds: float) -> str:
     """What an inconclusive verdict would need, from the noise its blocks measured."""
     blocks = blocks_to_decide(verdict)
     if blocks is None:
-        if verdict.blocks > 0 and math.isfinite(verdict.high) and verdict.low > 0:
+        if verdict.bounded:
             return (
                 "the ratio sits at the tolerance, where no length of measuring decides: "
                 "set the tolerance the change must meet (--autotune-compare-tolerance)"

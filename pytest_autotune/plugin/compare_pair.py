@@ -141,12 +141,12 @@ def measure_sides(
     # The plan is fixed before any ratio is judged: its block cap comes from the time left and the
     # duration of the first judged block (a time, which says nothing about the ratio), so that a
     # longer --autotune-compare-max-time buys more blocks, and more blocks a narrower interval.
-    remaining = max(seconds - (clock() - start), 1e-3)
+    time_left = max(seconds - (clock() - start), 1e-3)  # for all judged blocks, the first included
     block_started = clock()
     first = judged_block(0)
     block_seconds = max(clock() - block_started, 1e-6)
-    remaining = max(remaining - block_seconds, 1e-3)
-    plan = SequentialPlan(MIN_BLOCKS, max_blocks_for(remaining + block_seconds, block_seconds), remaining)
+    after_first = max(time_left - block_seconds, 1e-3)
+    plan = SequentialPlan(MIN_BLOCKS, max_blocks_for(time_left, block_seconds), after_first)
 
     def planned_block(index: int) -> tuple[float, float]:
         return first if index == 0 else judged_block(index)

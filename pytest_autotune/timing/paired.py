@@ -224,6 +224,11 @@ class PairedVerdict:
     confidence: float
     faster: bool = False
 
+    @property
+    def bounded(self) -> bool:
+        """Whether the interval is finite on both sides (too few blocks leave it unbounded)."""
+        return self.low > 0 and math.isfinite(self.high) and self.ratio > 0 and self.blocks > 0
+
     def describe(self) -> str:
         """E.g. ``+12.3% [+8.1%, +16.9%] over 24 blocks (tolerance 10%): regression``."""
         state = "pass (faster)" if self.faster else self.state
@@ -242,7 +247,7 @@ def blocks_to_decide(verdict: PairedVerdict) -> int | None:
     unbounded interval (too few blocks), or an estimate within 0.1% of the limit, which no
     number of blocks would settle. An estimate, not a promise: the estimate moves as blocks come.
     """
-    if not (verdict.low > 0 and math.isfinite(verdict.high) and verdict.ratio > 0 and verdict.blocks > 0):
+    if not verdict.bounded:
         return None
     half = (math.log(verdict.high) - math.log(verdict.low)) / 2
     gap = abs(math.log(verdict.ratio) - math.log1p(verdict.tolerance))
