@@ -186,16 +186,23 @@ def test_bad_use_is_a_usage_error_at_start(repo: pytest.Pytester, args: list[str
     result.stderr.fnmatch_lines([message])
 
 
-NOISY = """
-import random
+# Each side's measurements alternate 2 ms and 8 ms, REF's in the opposite phase to the working
+# tree's, so that every block's ratio is 4 or 1/4: an interval that straddles any tolerance, every
+# run (random noise would let a few runs decide by chance).
+NOISY = f"""
+import itertools
 import time
 
 from pytest_autotune import Interval, tunable
 
+RUNS = itertools.count()
+PHASE = int("{REF_DIR_PREFIX}" in __file__)
+
 
 @tunable(A=Interval(1, 2, default=1))
 def test_noisy(autotune):
-    autotune.measure(lambda: time.sleep(random.choice([0.001, 0.004])))
+    seconds = 0.008 if (next(RUNS) + PHASE) % 2 else 0.002
+    autotune.measure(lambda: time.sleep(seconds))
 """
 
 
