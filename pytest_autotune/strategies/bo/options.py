@@ -11,16 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
-from typing import Any, Literal
+from typing import Any, Final, Literal, get_args
 
 from pytest_autotune.values import parse_bool, parse_float, parse_int
 
-__all__ = ["BOOptions", "PermutationDistance", "PriorKind"]
+__all__ = ["MODELLED_FAILURES", "BOOptions", "PermutationDistance", "PriorKind"]
 
 PriorKind = Literal["gamma", "dim", "off"]
 PermutationDistance = Literal["spearman", "kendall", "hamming", "categorical"]
 FeasibilityKind = Literal["rf", "off"]
 FailureHandling = Literal["model", "single_model", "worst", "penalty", "skip"]
+#: The failure handlings that train a feasibility model (the others feed the GP or drop failures).
+MODELLED_FAILURES: Final = ("model", "single_model")
 KernelKind = Literal["matern", "matern+additive"]
 TransferKind = Literal["rgpe", "prior", "icm", "design"]
 
@@ -179,9 +181,7 @@ class BOOptions:
             raise TypeError(f"BayesianOptimization: unknown options {unknown}; known: {sorted(known)}")
         parsers: dict[str, Callable[[object], object]] = {
             "feasibility": lambda v: _as_choice("feasibility", v, ("rf", "off")),
-            "failures": lambda v: _as_choice(
-                "failures", v, ("model", "single_model", "worst", "penalty", "skip")
-            ),
+            "failures": lambda v: _as_choice("failures", v, get_args(FailureHandling)),
             "label_examples": lambda v: _as_int("label_examples", v, minimum=1),
             "feasibility_threshold": lambda v: _as_float("feasibility_threshold", v, lo=0.0, hi=1.0),
             "kernel": lambda v: _as_choice("kernel", v, ("matern", "matern+additive")),
@@ -217,7 +217,7 @@ class BOOptions:
                 f"bo options feasibility='off' and failures={parsed['failures']!r} contradict each other "
                 "(feasibility='off' means failures='worst')"
             )
-        if parsed.get("feasibility") == "rf" and parsed.get("failures") in ("worst", "penalty", "skip"):
+        if parsed.get("feasibility") == "rf" and parsed.get("failures", "model") not in MODELLED_FAILURES:
             raise ValueError(
                 f"bo options feasibility='rf' and failures={parsed['failures']!r} contradict each other "
                 "(no feasibility model learns from failures handled that way)"

@@ -37,7 +37,7 @@ from pytest_autotune.strategies.bo.design import default_design_size, latin_hype
 from pytest_autotune.strategies.bo.encoding import Encoding
 from pytest_autotune.strategies.bo.escape import changed_parameters, trials_since_gain
 from pytest_autotune.strategies.bo.optimizer import AcquisitionOptimizer, ScoreFn
-from pytest_autotune.strategies.bo.options import BOOptions
+from pytest_autotune.strategies.bo.options import MODELLED_FAILURES, BOOptions
 from pytest_autotune.strategies.sources import TransferSource, map_sources
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ class BayesianOptimization(Strategy):
         )
         handling = self.options.failure_handling
         self.feasibility: FeasibilityModel | None = None
-        if handling in ("model", "single_model"):
+        if handling in MODELLED_FAILURES:
             self.feasibility = FeasibilityModel(
                 rng=rng, min_per_label=self.options.label_examples if handling == "model" else None
             )
