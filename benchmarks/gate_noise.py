@@ -46,8 +46,10 @@ from pathlib import Path
 from statistics import NormalDist
 from typing import Any
 
-from benchmarks.bench_common import ROOT, format_table
-from benchmarks.gate_project import KERNELS, BusyLoad, make_project
+from scipy.stats import median_abs_deviation
+
+from benchmarks.bench_common import format_table
+from benchmarks.gate_project import KERNELS, BusyLoad, make_project, project_env
 
 POWER = 0.8
 TOLERANCE = 0.05
@@ -68,7 +70,7 @@ def blocks_needed(
     return ((z_conf + z_power) * sigma / gap) ** 2 / EFFICIENCY
 
 
-def _child(blocks: int, export: str, args: list[str]) -> int:
+def _child(blocks: int, export: str) -> int:
     """In the project: run the compare with the plan fixed at ``blocks`` blocks (one look)."""
     import pytest
 
@@ -77,9 +79,7 @@ def _child(blocks: int, export: str, args: list[str]) -> int:
     compare_pair.MIN_BLOCKS = blocks  # type: ignore[misc]
     compare_pair.MAX_BLOCKS = blocks  # type: ignore[misc]
     return int(
-        pytest.main(
-            ["-q", "-p", "no:cacheprovider", "--autotune-compare=HEAD", f"--autotune-json={export}", *args]
-        )
+        pytest.main(["-q", "-p", "no:cacheprovider", "--autotune-compare=HEAD", f"--autotune-json={export}"])
     )
 
 
@@ -100,15 +100,11 @@ def gate_rows(blocks: int, load: int, kernels: list[str]) -> tuple[list[list[obj
         project = Path(tmp)
         make_project(project, kernels)
         export = project / "out.json"
-        env = dict(os.environ)
         with BusyLoad(load):
             code = subprocess.run(
                 [sys.executable, "-m", "benchmarks.gate_noise", "--child", str(blocks), str(export)],
                 cwd=project,
-                env={
-                    **env,
-                    "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")])),
-                },
+                env=project_env(dict(os.environ)),
                 check=False,
             ).returncode
             load_end = os.getloadavg()[0]
@@ -122,7 +118,7 @@ def gate_rows(blocks: int, load: int, kernels: list[str]) -> tuple[list[list[obj
             rows.append([bench.get("name", "?"), len(ratios), "-", "-", "-", "-", "-", "-", "-"])
             continue
         sigma = statistics.stdev(ratios)
-        mad = 1.4826 * statistics.median(abs(r - statistics.median(ratios)) for r in ratios)
+        mad = float(median_abs_deviation(ratios, scale="normal"))
         row: list[object] = [
             bench.get("name", "?"),
             len(ratios),
@@ -244,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--child", nargs=2, metavar=("BLOCKS", "EXPORT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        return _child(int(args.child[0]), args.child[1], [])
+        return _child(int(args.child[0]), args.child[1])
     start_load = os.getloadavg()[0]
     started = time.perf_counter()
     rows, end_load = gate_rows(args.blocks, args.load, args.kernels)

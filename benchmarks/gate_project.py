@@ -28,7 +28,17 @@ from typing import Final
 
 from benchmarks.bench_common import ROOT
 
-__all__ = ["KERNELS", "BusyLoad", "Kernel", "Run", "git", "make_project", "run_pytest", "set_fraction"]
+__all__ = [
+    "KERNELS",
+    "BusyLoad",
+    "Kernel",
+    "Run",
+    "git",
+    "make_project",
+    "project_env",
+    "run_pytest",
+    "set_fraction",
+]
 
 GATE = ROOT / "benchmarks" / "gate"
 EXAMPLES = ROOT / "example_kernels"
@@ -133,10 +143,16 @@ class Run:
     seconds: float
 
 
-def run_pytest(project: Path, env: dict[str, str], *args: str, timeout: float = 1800) -> Run:
-    """A fresh ``python -m pytest`` in the project, importing this checkout's pytest_autotune."""
+def project_env(env: dict[str, str]) -> dict[str, str]:
+    """``env`` for a process in the project: this checkout importable first, no autotune settings."""
     clean = {k: v for k, v in env.items() if not k.startswith(("PYTEST_AUTOTUNE", "PYTEST_ADDOPTS"))}
     clean["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
+    return clean
+
+
+def run_pytest(project: Path, env: dict[str, str], *args: str, timeout: float = 1800) -> Run:
+    """A fresh ``python -m pytest`` in the project, importing this checkout's pytest_autotune."""
+    clean = project_env(env)
     started = time.perf_counter()
     try:
         done = subprocess.run(
