@@ -6,8 +6,11 @@ another's types depends on it; ``--runtime-only`` leaves those out). ``from pack
 counts as an import of ``package.name`` when that is a module, else of ``package``. The implicit
 import of a parent package that Python performs is not an edge. Floors are the length of the
 longest chain of imports once circles are collapsed; a circle is a strongly connected component of
-more than one module. ``tests/test_architecture.py`` holds the package to the limits of issue 24;
-this command prints the measures::
+more than one module. An upward arrow is an import, from inside a folder, of that folder's (or an
+enclosing folder's) ``__init__``: the front door that stands above the modules behind it. The
+extension points are the places docs/architecture.md says a new backend, worker kind, report
+format or benchmark touches; the command counts the existing files each one edits.
+``tests/test_architecture.py`` holds the package to its limits; this command prints the measures::
 
     python -m benchmarks.import_graph [--package pytest_autotune] [--chain] [--runtime-only]
 """
@@ -22,9 +25,26 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Structure", "import_graph", "measure", "strongly_connected"]
+__all__ = ["EXTENSION_POINTS", "Structure", "import_graph", "measure", "strongly_connected", "upward_arrows"]
 
 ROOT = Path(__file__).resolve().parents[1]
+
+#: What adding each kind of thing edits: the existing files (relative to the repository root); the
+#: new module or folder itself is not counted. docs/architecture.md's "Extension points" says how.
+EXTENSION_POINTS: dict[str, tuple[str, ...]] = {
+    "backend": ("pytest_autotune/backends/__init__.py",),
+    "worker kind": (
+        "pytest_autotune/plugin/worker_protocol.py",
+        "pytest_autotune/plugin/worker_launch.py",
+        "pytest_autotune/plugin/__init__.py",
+    ),
+    "report format": (
+        "pytest_autotune/plugin/option_table.py",
+        "pytest_autotune/plugin/options.py",
+        "pytest_autotune/plugin/__init__.py",
+    ),
+    "benchmark": ("README.md",),
+}
 
 
 def _module_name(package_dir: Path, path: Path) -> str:
@@ -83,6 +103,20 @@ def import_graph(
     return edges, lines
 
 
+def _front_doors(package_dir: Path) -> set[str]:
+    return {_module_name(package_dir, p) for p in package_dir.rglob("__init__.py")}
+
+
+def upward_arrows(edges: dict[str, set[str]], front_doors: set[str]) -> list[tuple[str, str]]:
+    """The imports of a folder's front door (its ``__init__``) from inside that folder."""
+    return sorted(
+        (module, target)
+        for module, targets in edges.items()
+        for target in targets
+        if target in front_doors and module.startswith(f"{target}.")
+    )
+
+
 def strongly_connected(edges: dict[str, set[str]]) -> list[list[str]]:
     """Tarjan's strongly connected components (iterative), each sorted."""
     index: dict[str, int] = {}
@@ -138,6 +172,7 @@ class Structure:
     circles: tuple[tuple[str, ...], ...]
     largest: tuple[str, int]
     per_folder: dict[str, int]
+    upward: tuple[tuple[str, str], ...]
 
 
 def measure(package_dir: Path, *, annotations: bool = True) -> Structure:
@@ -172,6 +207,7 @@ def measure(package_dir: Path, *, annotations: bool = True) -> Structure:
         circles=tuple(tuple(c) for c in components if len(c) > 1),
         largest=max(lines.items(), key=lambda item: item[1]),
         per_folder=dict(sorted(per_folder.items())),
+        upward=tuple(upward_arrows(edges, _front_doors(package_dir))),
     )
 
 
@@ -192,9 +228,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     for circle in structure.circles:
         print(f"  circle: {' <-> '.join(circle)}")
     print(f"largest module         {structure.largest[0]} ({structure.largest[1]} lines)")
+    print(f"upward arrows          {len(structure.upward)}")
+    for module, target in structure.upward:
+        print(f"  up: {module} -> {target}")
+    folder, most = max(structure.per_folder.items(), key=lambda item: item[1])
+    print(f"largest folder         {folder} ({most} modules)")
     print("modules per folder:")
     for folder, count in structure.per_folder.items():
         print(f"  {folder:40} {count}")
+    print("files an extension point edits (besides its new module):")
+    for point, paths in EXTENSION_POINTS.items():
+        print(f"  {point:20} {len(paths)}  {', '.join(paths)}")
     if args.chain:
         print("longest chain (importer first):")
         for name in structure.longest_chain:
