@@ -28,7 +28,7 @@ __all__ = [
     "short_name",
 ]
 
-#: The repository root: ``python -m benchmarks.<name>`` runs from here.
+#: The repository root: ``python -m benchmarks NAME`` runs from here.
 ROOT = Path(__file__).resolve().parent.parent
 #: The replayed GPU spaces shipped with the repository: exhaustively measured Kernel Tuner caches and
 #: their ``spaces.json`` (see ``benchmarks/data/replay/README.md``).

@@ -12,8 +12,8 @@ silently disabled check deep inside a run. :meth:`StoreEntry.to_json` gives the 
 key for key, so an entry read and written again yields the same bytes.
 
 Only :mod:`pytest_autotune.store` converts between the file's JSON and this model (and
-:mod:`pytest_autotune.plugin.results` for the entry a result carries to the writing process); everything
-else reads attributes.
+:mod:`pytest_autotune.plugin.report.results` for the entry a result carries to the writing
+process); everything else reads attributes.
 """
 
 from __future__ import annotations

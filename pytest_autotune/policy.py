@@ -67,7 +67,7 @@ class Policy:
     tuner's default). ``tolerance``, ``noise_k`` and ``floor`` are the regression rule's parameters
     (:attr:`rule`, :mod:`pytest_autotune.timing.regression`). ``repeat`` None means the mode's default
     number of timed calls per :meth:`measure`. ``isolate`` says where tuning trials run
-    (``process``: a worker subprocess per test, see :mod:`pytest_autotune.plugin.worker_parent`; ``none``:
+    (``process``: a worker subprocess per test, see :mod:`pytest_autotune.plugin.workers.parent`; ``none``:
     in the pytest process; ``auto``: ``process`` on POSIX systems); ``trial_timeout`` (seconds, None
     for no limit) and ``worker_memory`` (bytes of growth before the worker is restarted, None for no
     limit) apply to isolated trials only. ``compare_tolerance`` is the slowdown over the reference

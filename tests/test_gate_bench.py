@@ -1,4 +1,4 @@
-"""The pieces of ``benchmarks/gate_bench.py`` that decide its numbers: the injected work, the offline rule.
+"""The pieces of ``benchmarks/gate/bench.py`` that decide its numbers: the injected work, the offline rule.
 
 The benchmark itself takes minutes (``--quick`` too), so it has no smoke test here.
 """
@@ -9,8 +9,8 @@ import importlib.util
 
 import pytest
 
-from benchmarks.gate_analysis import Measurement, judge_sequence, rule_for
-from benchmarks.gate_project import GATE, KERNELS, _inject_launch
+from benchmarks.gate.analysis import Measurement, judge_sequence, rule_for
+from benchmarks.gate.project import GATE, KERNELS, _inject_launch
 from pytest_autotune.entry import Baseline
 
 _spec = importlib.util.spec_from_file_location("gate_slowdown", GATE / "gate_slowdown.py")

@@ -1,4 +1,4 @@
-"""``benchmarks/gate_noise.py``: the blocks a slowdown needs at a measured noise, and reading an export."""
+"""``benchmarks/gate/noise.py``: the blocks a slowdown needs at a measured noise, and reading an export."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from statistics import NormalDist
 
 import pytest
 
-from benchmarks.gate_noise import _log_ratios, blocks_needed
+from benchmarks.gate.noise import _log_ratios, blocks_needed
 
 
 def test_blocks_needed_follows_the_normal_power_formula_with_the_signed_rank_efficiency() -> None:

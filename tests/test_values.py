@@ -108,7 +108,7 @@ def test_the_policy_imports_only_the_values_and_the_rule() -> None:
     """Budget and strategy checks live above it (plugin/validation.py), so the policy sits low."""
     from pathlib import Path
 
-    from benchmarks.import_graph import import_graph
+    from benchmarks.structure.import_graph import import_graph
 
     edges, _ = import_graph(Path(__file__).resolve().parents[1] / "pytest_autotune")
     assert edges["pytest_autotune.policy"] == {"pytest_autotune.values", "pytest_autotune.timing.regression"}

@@ -7,10 +7,10 @@ are raised (``BX`` up to 1024, ``BY`` up to 256) and both divisibility condition
 user who did not know the device's limits would write it. On the PoCL CPU device about a third of
 the configurations then fail at launch (``INVALID_WORK_GROUP_SIZE``): work-groups above 4,096
 work-items, and work-groups wider or taller than the launch itself (``BX * TX > 1024``), a hidden
-constraint that ``benchmarks/ablations.py`` asks the Bayesian engine to learn.
+constraint that ``benchmarks/ablations/failures.py`` asks the Bayesian engine to learn.
 
-    nice -n 5 python -m benchmarks.failure_heavy_pocl record    # measure all 960 (about 10 min)
-    python -m benchmarks.failure_heavy_pocl check               # load the recording, print its summary
+    nice -n 5 python -m benchmarks failure-heavy-pocl record    # measure all 960 (about 10 min)
+    python -m benchmarks failure-heavy-pocl check               # load the recording, print its summary
 
 Each configuration runs through ``kernels_measure``'s worker process, exactly as a tuning trial of
 the plugin (1 warm-up call, 7 timed calls, the test's correctness check; a crash or a timeout is a
@@ -34,10 +34,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 CACHE = DATA / "failure_heavy_conv2d_pocl.json.gz"
 SPACE_JSON = DATA / "failure_heavy_conv2d_pocl.space.json"
-PARTIAL = Path(__file__).resolve().parent / "out" / "failure_heavy_conv2d_pocl.partial.json"
+PARTIAL = Path(__file__).resolve().parents[1] / "out" / "failure_heavy_conv2d_pocl.partial.json"
 KERNEL = "conv2d"
 
 #: The loosened space: wider work-groups than the test declares, no divisibility conditions.
@@ -59,13 +59,13 @@ def configurations() -> list[dict[str, Any]]:
 
 def record() -> None:
     """Measure every configuration (resuming from the partial file) and write the two data files."""
-    from benchmarks.kernels_cases import case_by_name
-    from benchmarks.kernels_measure import Worker, cache_key, entry_for, load_cache, save_cache
+    from benchmarks.kernels.cases import case_by_name
+    from benchmarks.kernels.measure import Worker, cache_key, entry_for, load_cache, save_cache
 
     case = case_by_name(KERNEL)
     names = tuple(TUNE_PARAMS)
     data = load_cache(PARTIAL, case, names, TUNE_PARAMS)
-    data["problem_size"] = f"{KERNEL} (loosened: see benchmarks/failure_heavy_pocl.py)"
+    data["problem_size"] = f"{KERNEL} (loosened: see benchmarks/ablations/failure_heavy_pocl.py)"
     todo = [c for c in configurations() if cache_key(c, names) not in data["cache"]]
     random.Random(0).shuffle(todo)  # a burst of load slows scattered configurations, not a region
     loads = [os.getloadavg()[0]]
@@ -125,7 +125,7 @@ def write_data(data: dict[str, Any], seconds: float, loads: list[float]) -> None
             "seconds": round(seconds, 1),
             "load_average_min_max": [min(loads), max(loads)],
             "repeat": 7,
-            "command": "nice -n 5 python -m benchmarks.failure_heavy_pocl record",
+            "command": "nice -n 5 python -m benchmarks failure-heavy-pocl record",
             "note": "shared 2-vCPU VM, other work running: times are noisy, the failures are not",
         },
     }
@@ -141,9 +141,13 @@ def loosened_replay() -> Any:
     return Replay.from_cache(CACHE, tune_params=listing["tune_params"], restrictions=listing["restrictions"])
 
 
+NAME = "failure-heavy-pocl"  # python -m benchmarks failure-heavy-pocl
+QUESTION = "Record the failure-heavy conv2d space on PoCL for the failure ablation."
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.failure_heavy_pocl",
+        prog="python -m benchmarks failure-heavy-pocl",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -1,7 +1,7 @@
 """Failure-handling ablation of the Bayesian engine (issue 28): what should failed trials teach?
 
-    python benchmarks/ablations.py [--seeds N] [--json OUT]     # also: python -m benchmarks.ablations
-    python benchmarks/ablations.py --quick                      # smoke run: one space, 2 seeds, cap 60
+    python -m benchmarks ablations [--seeds N] [--json OUT]     # also: python -m benchmarks ablations
+    python -m benchmarks ablations --quick                      # smoke run: one space, 2 seeds, cap 60
 
 Rows (``bo`` with one option changed, see ``BOOptions.failures``):
 
@@ -46,12 +46,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 if __package__ in (None, ""):  # run by path: make the repository root importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numpy as np
 
-from benchmarks.ablation_spaces import AblationSpace, ablation_spaces, space_by_name
-from benchmarks.bench_common import DATASETS, OUT, format_table
+from benchmarks.ablations.spaces import AblationSpace, ablation_spaces, space_by_name
+from benchmarks.common import DATASETS, OUT, format_table
 
 if TYPE_CHECKING:
     from pytest_autotune.outcome import Label
@@ -333,11 +333,11 @@ def code_version() -> str:
     import hashlib
 
     import pytest_autotune
-    from benchmarks.failure_heavy_pocl import CACHE
+    from benchmarks.ablations.failure_heavy_pocl import CACHE
 
     digest = hashlib.sha256(json.dumps([ROWS, WINDOW, LEVELS]).encode())
     files = sorted(Path(pytest_autotune.__file__).parent.rglob("*.py"))
-    files += [Path(__file__).with_name("ablation_spaces.py"), CACHE]
+    files += [Path(__file__).with_name("spaces.py"), CACHE]
     for path in files:
         digest.update(path.name.encode())
         digest.update(path.read_bytes() if path.exists() else b"")
@@ -346,7 +346,7 @@ def code_version() -> str:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python benchmarks/ablations.py",
+        prog="python -m benchmarks ablations",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
     )
     parser.add_argument("--seeds", type=int, default=None, help="seeds 0..N-1 (default 20; --quick 2)")
@@ -369,6 +369,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if args.seeds < 1 or args.cap < WINDOW or not 1 <= args.jobs <= 2 or args.label_examples < 1:
         parser.error(f"--seeds must be >= 1, --cap >= {WINDOW}, --jobs 1 or 2, --label-examples >= 1")
     return args
+
+
+NAME = "ablations"  # python -m benchmarks ablations
+QUESTION = "What should failed trials teach the Bayesian engine (bo:failures=)?"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

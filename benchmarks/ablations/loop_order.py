@@ -12,8 +12,8 @@ access pattern (which array is streamed, which one is reused from cache)
 and what the compiler can keep in registers, so on the PoCL CPU device it
 matters by several times.
 
-    python -m benchmarks.bo_loop_order record     # measure every configuration (minutes), write data
-    python -m benchmarks.bo_loop_order check      # load the recorded data through Replay.from_cache
+    python -m benchmarks loop-order record     # measure every configuration (minutes), write data
+    python -m benchmarks loop-order check      # load the recorded data through Replay.from_cache
 
 Files written to ``benchmarks/data/``: ``bo_loop_order_pocl.json.gz``, a
 Kernel Tuner cache (keys are the values joined by commas in
@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 CACHE = DATA / "bo_loop_order_pocl.json.gz"
 SPACE_JSON = DATA / "bo_loop_order_pocl.space.json"
 
@@ -165,7 +165,7 @@ def record(repeat: int, out: Path = CACHE) -> None:
             "seconds": round(time.perf_counter() - started, 1),
             "load_average": list(os.getloadavg()),
             "repeat": repeat,
-            "command": "nice -n 10 python -m benchmarks.bo_loop_order record",
+            "command": "nice -n 10 python -m benchmarks loop-order record",
         },
     }
     SPACE_JSON.write_text(json.dumps(listing, indent=1) + "\n")
@@ -200,9 +200,13 @@ def permutation_replay() -> tuple[Any, Callable[[Mapping[str, Any]], Any], float
     return space, objective, recorded.optimum
 
 
+NAME = "loop-order"  # python -m benchmarks loop-order
+QUESTION = "Record the loop-order (permutation) kernel's measurements for replay."
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.bo_loop_order",
+        prog="python -m benchmarks loop-order",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -1,7 +1,7 @@
 """Permutation ablation (issue 4): the recorded loop-order kernel replayed with each distance.
 
-    python -m benchmarks.bo_permutation_bench                 # 20 seeds, budgets 10/20/50/100
-    python -m benchmarks.bo_permutation_bench --quick         # 2 seeds, budgets 10/20
+    python -m benchmarks permutation                 # 20 seeds, budgets 10/20/50/100
+    python -m benchmarks permutation --quick         # 2 seeds, budgets 10/20
 
 The space is the OpenCL tiled matrix product recorded on the PoCL CPU device
 by ``bo_loop_order.py`` (``order``: a permutation of 4 loops, and three tile
@@ -20,8 +20,8 @@ import statistics
 import sys
 import time
 
-from benchmarks.bench_common import format_table
-from benchmarks.bo_loop_order import permutation_replay
+from benchmarks.ablations.loop_order import permutation_replay
+from benchmarks.common import format_table
 from pytest_autotune.strategies import parse_strategy_spec
 from pytest_autotune.tuning.abort import Evaluations
 from pytest_autotune.tuning.tuner import Tuner
@@ -53,9 +53,13 @@ def fractions(spec: str, seeds: int, budgets: list[int]) -> dict[int, list[float
     return out
 
 
+NAME = "permutation"  # python -m benchmarks permutation
+QUESTION = "Which permutation distance helps on the recorded loop-order kernel?"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.bo_permutation_bench",
+        prog="python -m benchmarks permutation",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

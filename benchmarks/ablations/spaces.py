@@ -1,4 +1,4 @@
-"""The spaces of the failure-handling ablation (``benchmarks/ablations.py``), each as a :class:`Replay`.
+"""The spaces of the failure-handling ablation (``ablations/failures.py``), each as a :class:`Replay`.
 
 * every replayed GPU space whose failing share (computed from its cache) is at least
   :data:`MIN_FAILING_SHARE`;
@@ -11,7 +11,8 @@
   not hold those configurations (they were never run): their outcomes are these two failures, every
   other outcome is the recorded one;
 * ``conv2d_loosened__PoCL``, failure-heavy on purpose: the conv2d example with its known
-  constraints loosened, measured on this project's PoCL CPU device (``benchmarks/failure_heavy_pocl.py``).
+  constraints loosened, measured on this project's PoCL CPU device
+  (``benchmarks/ablations/failure_heavy_pocl.py``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.bench_common import load_listing, replay, short_name
+from benchmarks.common import load_listing, replay, short_name
 from pytest_autotune.replay import Replay
 from pytest_autotune.space import Categorical, Param, Set, build_space
 
@@ -138,7 +139,7 @@ def space_by_name(name: str, datasets: str) -> AblationSpace:
         how = "MI250X convolution, shared-memory (48 KB) and threads-per-block (1024) limits to be learnt"
         return AblationSpace(name, target, True, how)
     if name == POCL:
-        from benchmarks.failure_heavy_pocl import loosened_replay
+        from benchmarks.ablations.failure_heavy_pocl import loosened_replay
 
         how = "conv2d on PoCL, work-group bounds raised and divisibility dropped (failure_heavy_pocl.py)"
         return AblationSpace(name, loosened_replay(), True, how)

@@ -2,13 +2,13 @@
 signal or concurrent run, with what was expected, what happened, and whether any data was lost.
 
 Each drill runs in a fresh temporary directory, most of them as a real ``pytest`` process on a
-generated project (see ``benchmarks/drills.py``), so what is checked is what a user would see. A
+generated project (see ``benchmarks/drills/faults_kit.py``), so what is checked is what a user would see. A
 drill passes when the observed behaviour is the expected one (a clear error naming the file, entry,
 parameter or option at fault, a refusal, or a normal run) and nothing the user had was lost. The
 drills live in the ``drills_*`` modules beside this file, one per area; this command collects and
 runs them and prints the table::
 
-    python -m benchmarks.bad_input_drills [--area store] [--jobs 2] [--json OUT]
+    python -m benchmarks bad-input-drills [--area store] [--jobs 2] [--json OUT]
 
 It exits with status 1 when any drill fails or loses data.
 """
@@ -26,16 +26,16 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from benchmarks.bad_input_kit import Drill, Observation
+from benchmarks.drills.bad_input_kit import Drill, Observation
 
 __all__ = ["AREAS", "collect", "main", "run_drill"]
 
 #: The drill modules, one per area, each exporting ``DRILLS: list[Drill]``.
 AREAS: dict[str, str] = {
-    "restriction": "benchmarks.drills_restrictions",
-    "declaration": "benchmarks.drills_declarations",
-    "store": "benchmarks.drills_store",
-    "run": "benchmarks.drills_run",
+    "restriction": "benchmarks.drills.restrictions",
+    "declaration": "benchmarks.drills.declarations",
+    "store": "benchmarks.drills.store",
+    "run": "benchmarks.drills.runtime",
 }
 
 
@@ -63,6 +63,10 @@ def run_drill(drill: Drill, base: Path) -> tuple[Observation, float]:
 def _cell(text: str, width: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 3] + "..."
+
+
+NAME = "bad-input-drills"  # python -m benchmarks bad-input-drills
+QUESTION = "What does each bad input do: expected, observed, data lost?"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

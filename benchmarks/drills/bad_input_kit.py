@@ -1,7 +1,7 @@
 """The pieces every bad-input drill shares: the row types and small helpers.
 
 A drill module (``benchmarks/drills_<area>.py``) exports ``DRILLS: list[Drill]``;
-``python -m benchmarks.bad_input_drills`` runs them and prints the table.
+``python -m benchmarks bad-input-drills`` runs them and prints the table.
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from benchmarks.bad_input_kit import Drill, Observation
-from benchmarks.drills import run_pytest
+from benchmarks.drills.bad_input_kit import Drill, Observation
+from benchmarks.drills.faults_kit import run_pytest
 
 __all__ = ["DRILLS"]
 

@@ -1,11 +1,11 @@
 """Fault drills: interrupt/kill-and-resume, damaged and read-only stores, concurrent writers.
 
-Prints one table per drill (the drills are in ``benchmarks/drills.py``; ``tests/faults/`` runs a
+Prints one table per drill (the drills are in ``benchmarks/drills/faults_kit.py``; ``tests/faults/`` runs a
 few of them quickly). Every run is a real ``pytest`` process on a generated project with a fake
 timer, so resumed results can be compared exactly with an uninterrupted reference. Run with
 ``nice`` and report the machine's load::
 
-    nice -n 10 .venv/bin/python -m benchmarks.fault_drills [--pauses 2] [--chaos 4] [--reps 3]
+    nice -n 10 .venv/bin/python -m benchmarks fault-drills [--pauses 2] [--chaos 4] [--reps 3]
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks import drills
-from benchmarks.bench_common import format_table
+from benchmarks.common import format_table
+from benchmarks.drills import faults_kit as drills
 
 
 def _table(title: str, header: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
@@ -184,9 +184,13 @@ def store_drills(base: Path, cuts: int, flips: int, reps: int, seed: int) -> boo
     return ok
 
 
+NAME = "fault-drills"  # python -m benchmarks fault-drills
+QUESTION = "Does tuning resume after SIGINT/SIGKILL, and survive damaged and concurrently written stores?"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.fault_drills", description=__doc__.splitlines()[0]
+        prog="python -m benchmarks fault-drills", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--strategies", default="random,bo", help="strategies of the drilled test")
     parser.add_argument("--pauses", type=int, default=2, help="pause points per strategy and signal")

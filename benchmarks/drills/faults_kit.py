@@ -1,6 +1,6 @@
 """Fault drills on real ``pytest`` processes: interrupt and kill tuning, then resume; damage the store.
 
-Shared by the quick tests in ``tests/faults/`` and the full drill ``benchmarks/fault_drills.py``.
+Shared by the quick tests in ``tests/faults/`` and the full drill ``benchmarks/drills/faults.py``.
 Every drill runs pytest in a subprocess on a generated project whose timings come from a fake
 timer (a function of the configuration), so results are deterministic and comparable between runs.
 

@@ -16,8 +16,8 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks.bad_input_kit import Drill, Observation
-from benchmarks.drills import DRILL_CONFTEST, run_pytest
+from benchmarks.drills.bad_input_kit import Drill, Observation
+from benchmarks.drills.faults_kit import DRILL_CONFTEST, run_pytest
 
 __all__ = ["DRILLS", "ESCAPES"]
 

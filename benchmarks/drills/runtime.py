@@ -22,8 +22,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bad_input_kit import Drill, Observation, digest
-from benchmarks.drills import (
+from benchmarks.drills.bad_input_kit import Drill, Observation, digest
+from benchmarks.drills.faults_kit import (
     DrillResult,
     _interrupt,
     _start_tuning,

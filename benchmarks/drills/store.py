@@ -1,7 +1,7 @@
 """Bad-input drills of the store: damaged ``autotune.json`` entries and files, and failed writes.
 
 Each drill is a real ``pytest`` process (or several) on a generated project with a fake timer
-(``benchmarks/drills.py``): two tunable tests are tuned first, then the store is damaged or made
+(``benchmarks/drills/faults_kit.py``): two tunable tests are tuned first, then the store is damaged or made
 unwritable and the runs a user would do follow. Three shapes cover most rows:
 
 * a damaged *entry* (:func:`_entry_drill`): the plain run fails that test with an error naming the
@@ -14,7 +14,7 @@ unwritable and the runs a user would do follow. Three shapes cover most rows:
   ``python -m pytest_autotune merge`` merges.
 
 "data lost" is True when any entry or file byte the user had is gone (digests compared with
-:func:`benchmarks.bad_input_kit.digest`), or when a tuning run's results reached neither the store
+:func:`benchmarks.drills.bad_input_kit.digest`), or when a tuning run's results reached neither the store
 nor a recovery file.
 """
 
@@ -30,8 +30,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bad_input_kit import Drill, Observation, digest
-from benchmarks.drills import LATE_READ_ONLY, clean_environment, make_store_project, run_pytest
+from benchmarks.drills.bad_input_kit import Drill, Observation, digest
+from benchmarks.drills.faults_kit import LATE_READ_ONLY, clean_environment, make_store_project, run_pytest
 from pytest_autotune.store import Store, StoreError, dumps, lock_path
 
 __all__ = ["DRILLS"]

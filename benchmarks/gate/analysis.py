@@ -1,7 +1,7 @@
-"""Judging the runs of ``benchmarks/gate_bench.py`` by several rules, and the tables it prints.
+"""Judging the runs of ``benchmarks/gate/bench.py`` by several rules, and the tables it prints.
 
 A check of the absolute mode comes back as the plugin's own verdict plus every measurement the
-run took (``benchmarks/gate/gate_recorder.py``): the plugin's measurements and, after it had
+run took (``benchmarks/gate/project_files/gate_recorder.py``): the plugin's measurements and, after it had
 judged, more after the same pauses while today's rule would still have been measuring. So each
 rule below is applied to the very measurements it would have seen, with the plugin's own code
 (:meth:`pytest_autotune.timing.regression.Rule.judge` on the least disturbed measurement so far,

@@ -1,15 +1,15 @@
 """Regression gate benchmark (issue 25): false alarms and detection of the absolute and relative checks.
 
 One run of the benchmark builds a temporary git project with the five example kernels (PoCL) and
-a numpy host kernel (``benchmarks/gate_project.py``), tunes it with a small budget on the quiet
+a numpy host kernel (``benchmarks/gate/project.py``), tunes it with a small budget on the quiet
 machine (``pytest --autotune``, which writes the baselines), commits ``autotune.json``, then runs
 rounds of checks. A round runs every cell once, in shuffled order, so that drift of the machine
 hits all cells alike: a cell is a mode and an injected slowdown (0, +10%, +20%, +50%, a change of
 ``gate_slowdown.FRACTION`` in the working tree), and one fresh pytest process checks every kernel:
 
 * ``absolute``: plain ``pytest`` against the committed baselines, with the recorder plugin
-  (``benchmarks/gate/gate_recorder.py``), so that today's rule and the probe-normalised variants
-  are judged on the same runs (``benchmarks/gate_analysis.py``);
+  (``benchmarks/gate/project_files/gate_recorder.py``), so that today's rule and the probe-normalised variants
+  are judged on the same runs (``benchmarks/gate/analysis.py``);
 * ``relative``: ``pytest --autotune-compare=HEAD``; the verdict is read from the ``--autotune-json``
   export (``extra_info["autotune_compare"]["verdict"]``), else from the junit pass/fail.
 
@@ -20,8 +20,8 @@ whether the issue's targets are met; the slowdown each level realised is in the 
 records go to ``--out`` (JSON); ``--from-json`` prints the tables of such a file again, and
 ``--calibrate`` adds the resampled choice of baseline processes and noise multiple.
 
-    python -m benchmarks.gate_bench --modes absolute --checks 25
-    python -m benchmarks.gate_bench --quick
+    python -m benchmarks gate --modes absolute --checks 25
+    python -m benchmarks gate --quick
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_common import OUT, format_table
-from benchmarks.gate_analysis import (
+from benchmarks.common import OUT, format_table
+from benchmarks.gate.analysis import (
     LEVELS,
     TARGETS,
     Check,
@@ -51,7 +51,7 @@ from benchmarks.gate_analysis import (
     kernel_table,
     recorder_rules,
 )
-from benchmarks.gate_project import KERNELS, BusyLoad, git, make_project, run_pytest, set_fraction
+from benchmarks.gate.project import KERNELS, BusyLoad, git, make_project, run_pytest, set_fraction
 from pytest_autotune.entry import Baseline
 from pytest_autotune.timing.measure import least_disturbed
 from pytest_autotune.timing.regression import BASELINE_PROCESSES, NOISE_TOLERANCE_K, PROCESS_RUNS
@@ -330,10 +330,12 @@ def report(records: dict[str, Any], calibrate: bool) -> None:
         )
 
 
+NAME = "gate"  # python -m benchmarks gate
+QUESTION = "Does the regression gate (absolute, relative) catch slowdowns without false alarms?"
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.gate_bench", description=__doc__.splitlines()[0]
-    )
+    parser = argparse.ArgumentParser(prog="python -m benchmarks gate", description=__doc__.splitlines()[0])
     parser.add_argument("--modes", default="absolute,relative", help="cells to run: absolute, relative")
     parser.add_argument("--kernels", default=",".join(KERNELS), help=f"of {', '.join(KERNELS)}")
     parser.add_argument("--checks", type=int, default=100, help="checks per cell (rounds)")

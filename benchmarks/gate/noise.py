@@ -1,13 +1,13 @@
 """How noisy is one block of ``--autotune-compare``, and how many blocks would a slowdown need?
 
-    python -m benchmarks.gate_noise --load 2            # the gate's own A-vs-A blocks, example kernels
-    python -m benchmarks.gate_noise --load 2 --interleave   # blocks against call-by-call alternation
+    python -m benchmarks gate-noise --load 2            # the gate's own A-vs-A blocks, example kernels
+    python -m benchmarks gate-noise --load 2 --interleave   # blocks against call-by-call alternation
 
 The relative gate (``pytest --autotune-compare=REF``, issue 25) judges the paired log-ratios
 ``log(B / A)`` of its blocks (:mod:`pytest_autotune.timing.paired`). How fast it can decide is set
 by one number per kernel and machine: the standard deviation ``sigma`` of one block's log-ratio.
 This benchmark measures it where it matters, on the unchanged gate project
-(:mod:`benchmarks.gate_project`: the example kernels on PoCL and the numpy kernel) compared with its
+(:mod:`benchmarks.gate.project`: the example kernels on PoCL and the numpy kernel) compared with its
 own ``HEAD``, so that the true ratio is 1, with ``--load N`` busy processes beside it. Each kernel runs
 a fixed number of blocks (``--blocks``; the benchmark fixes the sequential plan's first look and cap
 at it, in a child process, so that no early verdict cuts the sample short).
@@ -48,8 +48,8 @@ from typing import Any
 
 from scipy.stats import median_abs_deviation
 
-from benchmarks.bench_common import format_table
-from benchmarks.gate_project import KERNELS, BusyLoad, make_project, project_env
+from benchmarks.common import format_table
+from benchmarks.gate.project import KERNELS, BusyLoad, make_project, project_env
 
 POWER = 0.8
 TOLERANCE = 0.05
@@ -74,7 +74,7 @@ def _child(blocks: int, export: str) -> int:
     """In the project: run the compare with the plan fixed at ``blocks`` blocks (one look)."""
     import pytest
 
-    import pytest_autotune.plugin.compare_pair as compare_pair
+    import pytest_autotune.plugin.compare.pair as compare_pair
 
     compare_pair.MIN_BLOCKS = blocks  # type: ignore[misc]
     compare_pair.MAX_BLOCKS = blocks  # type: ignore[misc]
@@ -102,7 +102,7 @@ def gate_rows(blocks: int, load: int, kernels: list[str]) -> tuple[list[list[obj
         export = project / "out.json"
         with BusyLoad(load):
             code = subprocess.run(
-                [sys.executable, "-m", "benchmarks.gate_noise", "--child", str(blocks), str(export)],
+                [sys.executable, "-m", "benchmarks.gate.noise", "--child", str(blocks), str(export)],
                 cwd=project,
                 env=project_env(dict(os.environ)),
                 check=False,
@@ -227,6 +227,10 @@ def interleave_rows(load: int, blocks: int) -> list[list[object]]:
                     ]
                 )
     return rows
+
+
+NAME = "gate-noise"  # python -m benchmarks gate-noise
+QUESTION = "How noisy is one compare block, and how many blocks does a slowdown need?"
 
 
 def main(argv: list[str] | None = None) -> int:

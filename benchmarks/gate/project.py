@@ -1,11 +1,11 @@
-"""The temporary project that ``benchmarks/gate_bench.py`` checks, the slowdowns it injects, and the load.
+"""The temporary project that ``benchmarks/gate/bench.py`` checks, the slowdowns it injects, and the load.
 
 The project is a git repository (so the relative mode can compare with ``HEAD``) holding the five
 example kernels of ``example_kernels/`` and the numpy kernel of ``benchmarks/gate/``, with the
-top-level ``conftest.py`` (the OpenCL availability gate) and ``benchmarks/gate/gate_slowdown.py``.
+top-level ``conftest.py`` (the OpenCL availability gate) and ``project_files/gate_slowdown.py``.
 Each OpenCL test's measured launch is rewritten to go through ``gate_slowdown.launch`` (the only
 change to the examples); a slowdown is injected by editing ``gate_slowdown.FRACTION`` in the
-working tree, never committed. ``benchmarks/gate/gate_recorder.py`` is copied too (loaded only by
+working tree, never committed. ``project_files/gate_recorder.py`` is copied too (loaded only by
 the absolute-mode runs, with ``-p gate_recorder``).
 
 :class:`BusyLoad` starts N processes that spin on a CPU and stops them when the block ends, however
@@ -26,7 +26,7 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Final
 
-from benchmarks.bench_common import ROOT
+from benchmarks.common import ROOT
 
 __all__ = [
     "KERNELS",
@@ -40,7 +40,7 @@ __all__ = [
     "set_fraction",
 ]
 
-GATE = ROOT / "benchmarks" / "gate"
+GATE = ROOT / "benchmarks" / "gate" / "project_files"
 EXAMPLES = ROOT / "example_kernels"
 #: Plugins a run does not need (and that would add noise or seconds); the trial workers inherit them.
 PLUGINS_OFF: Final = (

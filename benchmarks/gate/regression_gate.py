@@ -1,7 +1,7 @@
 """Regression-gate validation on PoCL: false alarms on unchanged code, detection of real slowdowns.
 
 Every run is a fresh ``pytest`` process running one tunable OpenCL kernel test
-(``benchmarks/gate/test_gate_kernel.py``) in normal mode against a committed baseline, exactly as
+(``project_files/test_gate_kernel.py``) in normal mode against a committed baseline, exactly as
 CI would. The kernel's work is set by ``GATE_WORK``: an injected slowdown makes it do
 proportionally more multiply-adds, calibrated first with fresh pytest runs (time fitted against
 WORK) so that its median time is 1.1x, 1.2x or 1.5x; the table shows the ratio the runs achieved.
@@ -14,7 +14,7 @@ machine hits them alike. The runs measure real time on a shared CPU, so run the 
 *raised* priority (``nice -n -10``, as root) when other work shares the machine: other processes
 then mostly wait while a kernel runs instead of preempting it. Report the machine's load::
 
-    nice -n -10 .venv/bin/python -m benchmarks.regression_gate [--unchanged 300] [--per-level 100]
+    nice -n -10 .venv/bin/python -m benchmarks regression-gate [--unchanged 300] [--per-level 100]
 
 "achieved ratio" is a run's judged median over the median of the unchanged runs of its block; a
 slowed run is judged on the least disturbed of up to six measurements and an unchanged run
@@ -38,11 +38,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_common import format_table
+from benchmarks.common import format_table
 from pytest_autotune.entry import StoreEntry
 from pytest_autotune.store import Store
 
-GATE = Path(__file__).resolve().parent / "gate"
+GATE = Path(__file__).resolve().parent / "project_files"
 BASE_WORK = 400
 PLUGINS_OFF = ("-p", "no:randomly", "-p", "no:hypothesispytest", "-p", "no:xdist", "-p", "no:benchmark")
 
@@ -177,9 +177,13 @@ def rule_text(policy: Any) -> str:
     )
 
 
+NAME = "regression-gate"  # python -m benchmarks regression-gate
+QUESTION = "False alarms and detection of the regression gate on one PoCL kernel."
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.regression_gate", description=__doc__.splitlines()[0]
+        prog="python -m benchmarks regression-gate", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--unchanged", type=int, default=200, help="runs of the unchanged kernel")
     parser.add_argument("--per-level", type=int, default=80, help="runs per injected slowdown")

@@ -1,13 +1,13 @@
 """Tuning the example OpenCL kernels: quality within 50 evaluations and speedup over each default.
 
-    python -m benchmarks.kernels_bench            # replay every machine's data: 5 seeds, 50 evaluations
-    python -m benchmarks.kernels_bench --machines pocl-xeon   # one machine's landscapes only
-    python -m benchmarks.kernels_bench --quick    # smoke run: 2 seeds, 20 evaluations
-    python -m benchmarks.kernels_bench --seeds 20 --first-seed 20   # a second, independent sample
-    python -m benchmarks.kernels_bench --live --machines pocl-xeon   # tune for real on this device
+    python -m benchmarks kernels            # replay every machine's data: 5 seeds, 50 evaluations
+    python -m benchmarks kernels --machines pocl-xeon   # one machine's landscapes only
+    python -m benchmarks kernels --quick    # smoke run: 2 seeds, 20 evaluations
+    python -m benchmarks kernels --seeds 20 --first-seed 20   # a second, independent sample
+    python -m benchmarks kernels --live --machines pocl-xeon   # tune for real on this device
 
 For each kernel of ``example_kernels/`` the table gives the size of the declared (constrained) space,
-the sub-space measured exhaustively (``benchmarks/kernels_cases.py`` documents it; the full space
+the sub-space measured exhaustively (``benchmarks/kernels/cases.py`` documents it; the full space
 where small enough), its best time and the kernel's default time; then, per strategy, the fraction
 of that best reached within the budget (best time / tuned time: 1.0 = the optimum) over the seeds,
 the speedup of the tuned configuration over the default, and the wall time of tuning. With a
@@ -15,7 +15,7 @@ needle of one or two configurations, five seeds decide little: the fraction's st
 seeds (``se``) and how many runs reached the target (``hit``) say how far a mean can be trusted.
 
 Tuning replays the exhaustive measurements in ``benchmarks/data/<machine>/kernels_<name>.json``
-(Kernel Tuner cache format; fill them with ``benchmarks/kernels_measure.py``), one table per machine
+(Kernel Tuner cache format; fill them with ``benchmarks/kernels/measure.py``), one table per machine
 (the landscapes differ: the best configuration of one CPU is not another's); each file's header
 records its device and the sub-space it covers. Each evaluation returns the recorded
 outcome of the configuration, so every strategy and seed sees the same landscape. A configuration's
@@ -49,8 +49,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_common import format_table
-from benchmarks.kernels_cases import CASES, DATA, KernelCase, case_by_name
+from benchmarks.common import format_table
+from benchmarks.kernels.cases import CASES, DATA, KernelCase, case_by_name
 from pytest_autotune.replay import Replay
 from pytest_autotune.strategies import parse_strategy_spec
 from pytest_autotune.tuning.tuner import Tuner
@@ -149,7 +149,7 @@ def machines() -> list[str]:
 def load_case(case: KernelCase, machine: str, statistic: str) -> CaseData | str:
     """The case's landscape on ``machine``, or why it cannot be replayed."""
     path = case.cache_path(machine)
-    measure = f"python -m benchmarks.kernels_measure {case.name} --machine {machine}"
+    measure = f"python -m benchmarks kernels-measure {case.name} --machine {machine}"
     if not path.exists():
         return f"no measurements: run {measure}"
     data = json.loads(path.read_text())
@@ -370,10 +370,12 @@ def report_machine(
     return [f"{machine}: {problem}" for problem in problems]
 
 
+NAME = "kernels"  # python -m benchmarks kernels
+QUESTION = "How well are the example kernels tuned in 50 evaluations, and how much faster than the default?"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.kernels_bench", description=__doc__.splitlines()[0]
-    )
+    parser = argparse.ArgumentParser(prog="python -m benchmarks kernels", description=__doc__.splitlines()[0])
     parser.add_argument("--kernels", default=",".join(c.name for c in CASES), help="comma-separated names")
     parser.add_argument(
         "--machines",

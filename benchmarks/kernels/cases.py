@@ -24,8 +24,8 @@ from pytest_autotune.space.base import Space
 from pytest_autotune.space.constraints import Constraint
 from pytest_autotune.space.params import to_python
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = Path(__file__).resolve().parent / "data"
+ROOT = Path(__file__).resolve().parents[2]
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 __all__ = ["CASES", "DATA", "KernelCase", "case_by_name"]
 

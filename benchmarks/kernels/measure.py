@@ -1,7 +1,7 @@
 """Measure every configuration of an example kernel's (sub-)space into a Kernel Tuner cache file.
 
-    python -m benchmarks.kernels_measure gemm --machine pocl-xeon [--timeout 120] [--limit N]
-    python -m benchmarks.kernels_measure gemm --machine pocl-xeon --refine 100 [--rounds 10]
+    python -m benchmarks kernels-measure gemm --machine pocl-xeon [--timeout 120] [--limit N]
+    python -m benchmarks kernels-measure gemm --machine pocl-xeon --refine 100 [--rounds 10]
 
 Each machine's measurements live in their own folder, ``benchmarks/data/<machine>/`` (the header of
 each file records the OpenCL device and the sub-space measured, as Kernel Tuner's ``tune_params``).
@@ -35,8 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_common import ROOT
-from benchmarks.kernels_cases import KernelCase, case_by_name
+from benchmarks.common import ROOT
+from benchmarks.kernels.cases import KernelCase, case_by_name
 
 MARKERS = {
     "compile": "CompilationFailedConfig",
@@ -136,7 +136,7 @@ class Worker:
 
     def __init__(self, case: KernelCase) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "benchmarks.kernels_measure", "--worker", case.name],
+            [sys.executable, "-m", "benchmarks.kernels.measure", "--worker", case.name],
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -264,9 +264,13 @@ def refine_case(
         save_cache(path, data)
 
 
+NAME = "kernels-measure"  # python -m benchmarks kernels-measure
+QUESTION = "Measure every configuration of an example kernel's space into a cache file."
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.kernels_measure", description=__doc__.splitlines()[0]
+        prog="python -m benchmarks kernels-measure", description=__doc__.splitlines()[0]
     )
     parser.add_argument("kernels", nargs="+", help="kernel names (saxpy, reduction, transpose, conv2d, gemm)")
     parser.add_argument(

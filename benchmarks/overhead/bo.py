@@ -1,8 +1,8 @@
 """Suggestion overhead of the Bayesian engine (issue 4): seconds per ``ask()`` by observations.
 
-    python -m benchmarks.bo_overhead                 # GEMM replay 25/50/100/200, DEEP at 100
-    python -m benchmarks.bo_overhead --quick         # smoke run (seconds)
-    python -m benchmarks.bo_overhead --threads 1 2   # compare torch thread counts
+    python -m benchmarks bo-overhead                 # GEMM replay 25/50/100/200, DEEP at 100
+    python -m benchmarks bo-overhead --quick         # smoke run (seconds)
+    python -m benchmarks bo-overhead --threads 1 2   # compare torch thread counts
 
 For each seed, the ``bo`` strategy tunes the space through the real
 ``Tuner`` loop; the suggestion time the tuner records for trials
@@ -39,8 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.bench_common import DATASETS, format_table, replay
-from benchmarks.space_cases import CASES, build_ours
+from benchmarks.common import DATASETS, format_table, replay
+from benchmarks.space.cases import CASES, build_ours
 from pytest_autotune.outcome import Outcome
 from pytest_autotune.space import Space
 from pytest_autotune.strategies.sources import TransferSource
@@ -106,9 +106,13 @@ def suggestion_times(
     return pooled
 
 
+NAME = "bo-overhead"  # python -m benchmarks bo-overhead
+QUESTION = "How many seconds does the Bayesian engine spend per suggestion?"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.bo_overhead",
+        prog="python -m benchmarks bo-overhead",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

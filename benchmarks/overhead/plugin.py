@@ -10,7 +10,7 @@ per tuned test and after each crash or timeout), and per crashed trial.
 Everything runs in subprocesses on a generated project whose timings come from a fake timer (no
 hardware), so the numbers measure the plugin, not a kernel. Run with ``nice`` and report the load::
 
-    nice -n 10 .venv/bin/python -m benchmarks.plugin_bench [--tests 40] [--trials 200] [--repeat 5]
+    nice -n 10 .venv/bin/python -m benchmarks plugin-overhead [--tests 40] [--trials 200] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.bench_common import format_table
+from benchmarks.common import format_table
 from pytest_autotune.store import Store
 
 HEAVY = ("torch", "gpytorch", "sklearn")
@@ -165,9 +165,13 @@ def isolation_costs(trials: int, crashes: int) -> dict[str, float]:
     }
 
 
+NAME = "plugin-overhead"  # python -m benchmarks plugin-overhead
+QUESTION = "What do the plugin's import, a plain run and isolation cost?"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.plugin_bench", description=__doc__.splitlines()[0]
+        prog="python -m benchmarks plugin-overhead", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--tests", type=int, default=40, help="parametrized tunable tests in the suite")
     parser.add_argument("--trials", type=int, default=200, help="tuning budget for the per-trial overhead")

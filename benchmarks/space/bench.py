@@ -23,9 +23,9 @@ RSS to ``tracemalloc``: tracemalloc misses allocator overhead and slows pure-Pyt
 pyATF several-fold, which would distort its timing. The absolute RSS after imports is printed
 for reference.
 
-    python -m benchmarks.space_bench                 # everything (pyATF needs ~20 min)
-    python -m benchmarks.space_bench --quick         # ours only, seconds
-    python -m benchmarks.space_bench --cases gemm-1024,conv-4096 --cap 300
+    python -m benchmarks space                 # everything (pyATF needs ~20 min)
+    python -m benchmarks space --quick         # ours only, seconds
+    python -m benchmarks space --cases gemm-1024,conv-4096 --cap 300
 
 On a shared machine run it with ``nice -n -10`` (as root; it then preempts niced experiments) and
 read the load average it prints.
@@ -47,8 +47,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_common import ROOT, format_table
-from benchmarks.space_cases import CASES, EXPECTED_SIZES, build_ours, build_pyatf
+from benchmarks.common import ROOT, format_table
+from benchmarks.space.cases import CASES, EXPECTED_SIZES, build_ours, build_pyatf
 
 #: Build-time targets of issue 2 (CPU seconds).
 BUILD_TARGETS = {"saxpy-2^24": 5.0, "conv-4096": 2.0, "gemm-1024": 0.05, "deep-39": 1.0}
@@ -171,7 +171,7 @@ def run_worker(engine: str, case: str, cap: float) -> dict[str, Any]:
     Past the limit the result is ``{"capped": True, "cpu_s": <CPU seconds used>}``.
     """
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    command = [sys.executable, "-m", "benchmarks.space_bench", "--worker", engine, case]
+    command = [sys.executable, "-m", "benchmarks.space.bench", "--worker", engine, case]
 
     def limit_cpu() -> None:  # only pyATF can come near the cap
         if engine == "pyatf":
@@ -269,10 +269,14 @@ def table(results: dict[str, dict[str, dict[str, Any]]], cap: float, with_pyatf:
     return format_table(header, lines, sep=" | ")
 
 
+NAME = "space"  # python -m benchmarks space
+QUESTION = "How fast are building, sampling and membership of a search space, against pyATF?"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.space_bench",
+        prog="python -m benchmarks space",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -1,9 +1,9 @@
 """Strategy benchmark: tune the replayed GPU spaces with every strategy, side by side with Kernel Tuner.
 
-    python -m benchmarks.strategy_bench                      # full run (see --help)
-    python -m benchmarks.strategy_bench --quick              # smoke run, seconds
-    python -m benchmarks.strategy_bench --strategies random bo bo:feasibility=off --no-kt
-    python -m benchmarks.strategy_bench --strategies bo bo:power_of_two=off --first-seed 20 --no-kt
+    python -m benchmarks strategy                      # full run (see --help)
+    python -m benchmarks strategy --quick              # smoke run, seconds
+    python -m benchmarks strategy --strategies random bo bo:feasibility=off --no-kt
+    python -m benchmarks strategy --strategies bo bo:power_of_two=off --first-seed 20 --no-kt
                                                              # a second, independent sample of seeds
 
 For every space of ``spaces.json``, strategy and seed, one tuning run at the
@@ -46,8 +46,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.bench_common import DATASETS, OUT, format_table, load_listing, replay, short_name
-from benchmarks.strategy_metrics import (
+from benchmarks.common import DATASETS, OUT, format_table, load_listing, replay, short_name
+from benchmarks.strategy.metrics import (
     RunRecord,
     best_so_far,
     expected_best_of_random,
@@ -125,7 +125,7 @@ def _run_path(task: Task) -> Path:
 def _task(task: Task) -> RunRecord:
     _limit_threads()
     if task.kind == "kt":
-        from benchmarks.strategy_kt import run_kt
+        from benchmarks.strategy.kt import run_kt
 
         record = run_kt(
             Path(task.datasets), task.item, task.strategy, task.seed, task.budget, Path(task.out) / "kt_cache"
@@ -357,7 +357,7 @@ def plot(
 # -- main ----------------------------------------------------------------------------------
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.strategy_bench",
+        prog="python -m benchmarks strategy",
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawTextHelpFormatter,
     )
@@ -424,7 +424,7 @@ def kernel_tuner_strategies(args: argparse.Namespace, listing: list[dict[str, An
     """
     if not args.kt:
         return [], "Kernel Tuner: not run (--no-kt)"
-    from benchmarks.strategy_kt import available_kt_strategies, kt_version, plain_cache
+    from benchmarks.strategy.kt import available_kt_strategies, kt_version, plain_cache
 
     if kt_version() is None:
         return [], "Kernel Tuner: not installed (pip install -e '.[bench]')"
@@ -672,6 +672,10 @@ def json_report(
             for (space, strategy), c in sorted(cells.items())
         },
     }
+
+
+NAME = "strategy"  # python -m benchmarks strategy
+QUESTION = "How close to the optimum does each strategy get within a budget, ours and Kernel Tuner's?"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,7 +1,7 @@
 """Issue 4's quality checks, read from the strategy benchmark's JSON.
 
-    python -m benchmarks.strategy_bench --strategies random bo bo:feasibility=off ...
-    python -m benchmarks.bo_quality [benchmarks/out/strategy_bench.json] [--strategy bo]
+    python -m benchmarks strategy --strategies random bo bo:feasibility=off ...
+    python -m benchmarks bo-quality [benchmarks/out/strategy_bench.json] [--strategy bo]
 
 ``strategy_bench.py`` runs the strategies (ours and Kernel Tuner's) on the
 replayed spaces and writes per space and strategy the mean fraction of the
@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.bench_common import OUT, format_table
+from benchmarks.common import OUT, format_table
 
 TARGETS = {20: 0.85, 50: 0.95, 100: 0.985}
 
@@ -83,9 +83,13 @@ def evaluations_to_reach(curve: list[float], level: float) -> int | None:
     return int(hits[0]) + 1 if hits.size else None
 
 
+NAME = "bo-quality"  # python -m benchmarks bo-quality
+QUESTION = "Does the Bayesian engine pass its quality checks (read from the strategy JSON)?"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.bo_quality",
+        prog="python -m benchmarks bo-quality",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.strategy_metrics import RunRecord
+from benchmarks.strategy.metrics import RunRecord
 
 __all__ = ["available_kt_strategies", "kt_version", "plain_cache", "run_kt"]
 

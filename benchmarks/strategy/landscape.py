@@ -1,8 +1,8 @@
 """How hard a replayed landscape is: needles, basins and what random search expects.
 
-    python -m benchmarks.landscape                 # the GPU spaces and every machine's example kernels
-    python -m benchmarks.landscape --gpu           # the GPU spaces only
-    python -m benchmarks.landscape --kernels       # the example kernels only
+    python -m benchmarks landscape                 # the GPU spaces and every machine's example kernels
+    python -m benchmarks landscape --gpu           # the GPU spaces only
+    python -m benchmarks landscape --kernels       # the example kernels only
 
 Fitness-landscape measures in the spirit of the fitness flow graphs of Schoonhoven et al. (2022),
 which count local minima and how much of the space flows down to good ones; here over the
@@ -33,8 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from benchmarks.bench_common import DATASETS, format_table, load_listing, replay, short_name
-from benchmarks.strategy_metrics import expected_fraction_of_random
+from benchmarks.common import DATASETS, format_table, load_listing, replay, short_name
+from benchmarks.strategy.metrics import expected_fraction_of_random
 from pytest_autotune.replay import Replay
 
 TARGET = 0.95
@@ -134,8 +134,8 @@ def gpu_landscapes() -> list[Landscape]:
 
 def kernel_landscapes() -> list[Landscape]:
     """Every machine's example-kernel measurements (the same statistic as ``kernels_bench.py``)."""
-    from benchmarks import kernels_bench as kb
-    from benchmarks.kernels_cases import CASES
+    from benchmarks.kernels import bench as kb
+    from benchmarks.kernels.cases import CASES
 
     out = []
     for machine in kb.machines():
@@ -167,9 +167,13 @@ def table(landscapes: Sequence[Landscape]) -> str:
     return format_table(header, rows)
 
 
+NAME = "landscape"  # python -m benchmarks landscape
+QUESTION = "How hard is each replayed landscape: needles, basins, what random search expects?"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.landscape", description=__doc__.split("\n\n")[0]
+        prog="python -m benchmarks landscape", description=__doc__.split("\n\n")[0]
     )
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--gpu", action="store_true", help="the GPU spaces only")

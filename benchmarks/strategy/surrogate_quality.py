@@ -1,8 +1,8 @@
 """How well the ``bo`` surrogate sees the optimum after a budget of trials.
 
-    python -m benchmarks.surrogate_quality                       # the GPU spaces, 10 seeds, 50 trials
-    python -m benchmarks.surrogate_quality --budget 20 --seeds 20
-    python -m benchmarks.surrogate_quality --spaces convolution__A100 --strategy bo:kernel=matern
+    python -m benchmarks surrogate-quality                       # the GPU spaces, 10 seeds, 50 trials
+    python -m benchmarks surrogate-quality --budget 20 --seeds 20
+    python -m benchmarks surrogate-quality --spaces convolution__A100 --strategy bo:kernel=matern
 
 For each replayed space and seed, the strategy (``bo`` by default, options allowed) tunes for
 ``--budget`` evaluations; its own surrogate is then refitted (warm-started, as in the run) to every
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from benchmarks.bench_common import DATASETS, format_table, load_listing, replay, short_name
+from benchmarks.common import DATASETS, format_table, load_listing, replay, short_name
 from pytest_autotune.replay import Replay
 from pytest_autotune.strategies import parse_strategy_spec
 from pytest_autotune.tuning.tuner import Tuner
@@ -173,9 +173,13 @@ def table(results: dict[str, list[RunQuality]]) -> str:
     return format_table(header, rows)
 
 
+NAME = "surrogate-quality"  # python -m benchmarks surrogate-quality
+QUESTION = "What does the Bayesian engine's model know about the optimum after a budget?"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.surrogate_quality", description=__doc__.split("\n\n")[0]
+        prog="python -m benchmarks surrogate-quality", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("--strategy", default="bo", help="a bo spec, e.g. bo:kernel=matern")
     parser.add_argument("--spaces", nargs="+", help="dataset file names or short names (default: all)")

@@ -12,7 +12,7 @@ extension points are the places docs/architecture.md says a new backend, worker 
 format or benchmark touches; the command counts the existing files each one edits.
 ``tests/test_architecture.py`` holds the package to its limits; this command prints the measures::
 
-    python -m benchmarks.import_graph [--package pytest_autotune] [--chain] [--runtime-only]
+    python -m benchmarks import-graph [--package pytest_autotune] [--chain] [--runtime-only]
 """
 
 from __future__ import annotations
@@ -25,17 +25,25 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["EXTENSION_POINTS", "Structure", "import_graph", "measure", "strongly_connected", "upward_arrows"]
+__all__ = [
+    "EXTENSION_POINTS",
+    "Structure",
+    "import_graph",
+    "imports_of",
+    "measure",
+    "strongly_connected",
+    "upward_arrows",
+]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 #: What adding each kind of thing edits: the existing files (relative to the repository root); the
 #: new module or folder itself is not counted. docs/architecture.md's "Extension points" says how.
 EXTENSION_POINTS: dict[str, tuple[str, ...]] = {
     "backend": ("pytest_autotune/backends/__init__.py",),
     "worker kind": (
-        "pytest_autotune/plugin/worker_protocol.py",
-        "pytest_autotune/plugin/worker_launch.py",
+        "pytest_autotune/plugin/workers/protocol.py",
+        "pytest_autotune/plugin/workers/launch.py",
         "pytest_autotune/plugin/__init__.py",
     ),
     "report format": (
@@ -115,6 +123,20 @@ def upward_arrows(edges: dict[str, set[str]], front_doors: set[str]) -> list[tup
         for target in targets
         if target in front_doors and module.startswith(f"{target}.")
     )
+
+
+def imports_of(package_dir: Path, other: str) -> list[tuple[str, str]]:
+    """Every import of package ``other`` (or a module in it) written in the package: (module, target)."""
+    found = []
+    for path in sorted(package_dir.rglob("*.py")):
+        name = _module_name(package_dir, path)
+        for node in _imports(ast.parse(path.read_text(encoding="utf-8")), annotations=True):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                targets = [node.module or ""] if node.level == 0 else []
+            found += [(name, t) for t in targets if t == other or t.startswith(f"{other}.")]
+    return found
 
 
 def strongly_connected(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -209,6 +231,10 @@ def measure(package_dir: Path, *, annotations: bool = True) -> Structure:
         per_folder=dict(sorted(per_folder.items())),
         upward=tuple(upward_arrows(edges, _front_doors(package_dir))),
     )
+
+
+NAME = "import-graph"  # python -m benchmarks import-graph
+QUESTION = "How is the code laid out: floors, circles, upward arrows, modules per folder?"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

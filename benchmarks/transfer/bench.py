@@ -1,9 +1,9 @@
 """Transfer benchmark: how much another device's tuning history speeds up tuning a new one.
 
-    python benchmarks/transfer_bench.py --datasets DIR --targets FILE... --seeds N --budgets 20 50 --json OUT
-    python -m benchmarks.transfer_bench --seeds 3                 # every target of the replay data
-    python -m benchmarks.transfer_bench --pocl --seeds 10         # the example kernels on PoCL machines
-    python -m benchmarks.transfer_bench --transfer bo bo:transfer=design --seeds 3   # compare variants
+    python -m benchmarks transfer --datasets DIR --targets FILE... --seeds N --budgets 20 50 --json OUT
+    python -m benchmarks transfer --seeds 3                 # every target of the replay data
+    python -m benchmarks transfer --pocl --seeds 10         # the example kernels on PoCL machines
+    python -m benchmarks transfer --transfer bo bo:transfer=design --seeds 3   # compare variants
 
 Leave one device out: each target (a file of ``DIR/spaces.json``; default: every space whose
 ``kernel`` has another device) is tuned with, as sources, the histories of all other spaces of
@@ -36,7 +36,7 @@ import sys
 from pathlib import Path
 
 if __package__ in (None, ""):  # run by path: make the repository root importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import argparse
 import hashlib
@@ -52,8 +52,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.bench_common import DATASETS, OUT, format_table, load_listing
-from benchmarks.transfer_sources import Problem, load_problem, source_for
+from benchmarks.common import DATASETS, OUT, format_table, load_listing
+from benchmarks.transfer.sources import Problem, load_problem, source_for
 from pytest_autotune.strategies import parse_strategy_spec
 from pytest_autotune.tuning.abort import Evaluations
 from pytest_autotune.tuning.tuner import Tuner
@@ -178,7 +178,7 @@ def replay_targets(datasets: Path, wanted: Sequence[str] | None) -> list[tuple[P
 
 def pocl_targets() -> list[tuple[Problem, tuple[Problem, ...]]]:
     """Each clean machine's measurement of a kernel, with the other machines' as sources."""
-    from benchmarks.kernels_cases import DATA
+    from benchmarks.kernels.cases import DATA
 
     chosen = []
     for kernel in POCL_KERNELS:
@@ -194,8 +194,8 @@ def pocl_targets() -> list[tuple[Problem, tuple[Problem, ...]]]:
 
 def noise_band(problem: Problem) -> float:
     """The upper quartile of the exhaustive best's trial times (a recorded time at most this is a hit)."""
-    from benchmarks.kernels_bench import trial_minima
-    from benchmarks.kernels_cases import case_by_name
+    from benchmarks.kernels.bench import trial_minima
+    from benchmarks.kernels.cases import case_by_name
 
     case = case_by_name(problem.name)
     target = load_problem(problem)
@@ -362,7 +362,7 @@ def report_pocl(
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.transfer_bench",
+        prog="python -m benchmarks transfer",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -406,6 +406,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         except ValueError as exc:
             parser.error(str(exc))
     return args
+
+
+NAME = "transfer"  # python -m benchmarks transfer
+QUESTION = "How much does another device's history speed up tuning a new one?"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

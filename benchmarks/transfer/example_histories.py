@@ -1,16 +1,16 @@
 """Write the example kernels' histories measured on the PoCL machines: what warm-starts the main job.
 
-    python -m benchmarks.example_histories            # writes example_kernels/autotune.json
-    python -m benchmarks.example_histories --machines pocl-zen3,pocl-zen4 --out /tmp/h.json
+    python -m benchmarks example-histories            # writes example_kernels/autotune.json
+    python -m benchmarks example-histories --machines pocl-zen3,pocl-zen4 --out /tmp/h.json
 
 For each example kernel and each machine with recorded measurements
 (``benchmarks/data/<machine>/kernels_<name>.json``), one seeded ``bo`` run of 100 evaluations
 replays the recorded landscape, as ``pytest --autotune`` would have tuned it on that machine, and
-its history is kept the way the store keeps it (:mod:`pytest_autotune.plugin.history_record`: the
+its history is kept the way the store keeps it (:mod:`pytest_autotune.plugin.report.history_record`: the
 best 64 trials relative to the best, the failures, the default's time relative to the chosen
 configuration). The entry's configuration is the run's best, its baseline that configuration's
 recorded time (the median over its trials of each trial's fastest run, as
-``benchmarks/kernels_bench.py`` replays it) and its tuning record the run's counts and its
+``benchmarks/kernels/bench.py`` replays it) and its tuning record the run's counts and its
 simulated wall time (the trials' recorded build and run times plus the strategy's own time).
 
 The file is a store (``autotune.json`` format) read only as a warm-start source: the repository's
@@ -31,10 +31,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from benchmarks.kernels_bench import CaseData, load_case
-from benchmarks.kernels_cases import CASES, ROOT
+from benchmarks.kernels.bench import CaseData, load_case
+from benchmarks.kernels.cases import CASES, ROOT
 from pytest_autotune.entry import Baseline, StoreEntry, TuningRecord
-from pytest_autotune.plugin.history_record import SIGNIFICANT, bounded, tuning_history
+from pytest_autotune.plugin.report.history_record import SIGNIFICANT, bounded, tuning_history
 from pytest_autotune.store.changes import apply_changes
 from pytest_autotune.timing.measure import round_significant
 from pytest_autotune.tuning.tuner import Tuner
@@ -88,13 +88,17 @@ def device_info(machine: str, data: CaseData) -> dict[str, Any]:
     info = json.loads(data.case.cache_path(machine).read_text()).get("device_info", {})
     return {
         **info,
-        "recorded": f"replayed from benchmarks/data/{machine}/ by python -m benchmarks.example_histories",
+        "recorded": f"replayed from benchmarks/data/{machine}/ by python -m benchmarks example-histories",
     }
+
+
+NAME = "example-histories"  # python -m benchmarks example-histories
+QUESTION = "Write the example kernels' histories on the PoCL machines (the warm-start sources)."
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.example_histories", description=__doc__.splitlines()[0]
+        prog="python -m benchmarks example-histories", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--machines", default=",".join(DEFAULT_MACHINES), help="comma-separated folders")
     parser.add_argument("--kernels", default=",".join(c.name for c in CASES), help="comma-separated names")

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from benchmarks.bench_common import OUT, replay
+from benchmarks.common import OUT, replay
 from pytest_autotune.replay import Replay
 from pytest_autotune.strategies.sources import SourceTrial, TransferSource
 from pytest_autotune.tuning.abort import Evaluations
@@ -54,8 +54,8 @@ def load_problem(problem: Problem) -> Replay:
     """The replayed landscape of ``problem`` (loaded once per process)."""
     if problem.kind == "replay":
         return replay(problem.where, problem.name)
-    from benchmarks.kernels_bench import load_case
-    from benchmarks.kernels_cases import case_by_name
+    from benchmarks.kernels.bench import load_case
+    from benchmarks.kernels.cases import case_by_name
 
     data = load_case(case_by_name(problem.name), problem.where, "trials")
     if isinstance(data, str):

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from pytest_autotune.fixture import Autotune
     from pytest_autotune.plugin.controller import Controller
     from pytest_autotune.plugin.devices import DeviceResolver
-    from pytest_autotune.plugin.item_plan import ItemPlan
+    from pytest_autotune.plugin.modes.item_plan import ItemPlan
     from pytest_autotune.plugin.session import AutotuneSession
     from pytest_autotune.timing.measure import Timer
 
@@ -71,7 +71,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"pytest-autotune: {exc}") from exc
     config.stash[SESSION] = session
     if session.trial_worker is not None and session.trial_worker.role == "compare":
-        from pytest_autotune.plugin.compare_worker import NotCollectedReporter
+        from pytest_autotune.plugin.compare.worker import NotCollectedReporter
 
         config.pluginmanager.register(NotCollectedReporter(session.trial_worker), "autotune-compare-worker")
     if not session.is_worker and session.trial_worker is None:
@@ -105,7 +105,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     session = config.stash.get(SESSION, None)
     if session is None or not config.pluginmanager.hasplugin("dsession") or not _is_relevant(session):
         return None
-    from pytest_autotune.plugin.report import header_lines
+    from pytest_autotune.plugin.report.terminal import header_lines
 
     return header_lines(session, session.store.devices())
 
@@ -118,7 +118,7 @@ def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Ite
     tunable = [item for item in items if _is_tunable(item)]
     if not tunable and not _is_relevant(session):
         return None
-    from pytest_autotune.plugin.report import header_lines
+    from pytest_autotune.plugin.report.terminal import header_lines
 
     try:
         devices = {session.devices.key_for(getattr(item, "fixturenames", ())) for item in tunable}
@@ -172,7 +172,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     A plain implementation: skip/xfail marks (tryfirst) are evaluated before it, and it runs
     before pytest's own setup (registered earlier), which creates the fixtures.
     """
-    from pytest_autotune.plugin.planning import PlanError, plan_item
+    from pytest_autotune.plugin.modes.planning import PlanError, plan_item
 
     session = _session(item.config)
     failure: str | None = None
@@ -196,19 +196,19 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     session = _session(pyfuncitem.config)
     fixture: Autotune = pyfuncitem.funcargs["autotune"]  # type: ignore[assignment]
     if session.trial_worker is not None and session.trial_worker.role == "compare":
-        from pytest_autotune.plugin.compare_worker import serve_compare
+        from pytest_autotune.plugin.compare.worker import serve_compare
 
         serve_compare(pyfuncitem, fixture, session.trial_worker, plan.committed)
         return True
     if session.trial_worker is not None:
-        from pytest_autotune.plugin.worker_main import serve_item
+        from pytest_autotune.plugin.workers.main import serve_item
 
         serve_item(pyfuncitem, fixture, session.trial_worker)
         return True
-    from pytest_autotune.plugin.execution import conclude, run_item
+    from pytest_autotune.plugin.modes.execution import conclude, run_item
 
     if session.compare is not None:
-        from pytest_autotune.plugin.compare_mode import compare_item
+        from pytest_autotune.plugin.compare.mode import compare_item
 
         result, failure, skip = compare_item(session, pyfuncitem, plan)
         conclude(pyfuncitem, result, failure, skip)
@@ -227,7 +227,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED  # results that were not saved fail the run
     json_path = controller.session.settings.json_path
     if json_path is not None:
-        from pytest_autotune.plugin.report import export_json
+        from pytest_autotune.plugin.report.terminal import export_json
         from pytest_autotune.store.git_commit import commit_info
 
         try:
@@ -237,7 +237,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
     report_dir = controller.session.settings.report_dir
     if report_dir is not None:
-        from pytest_autotune.plugin.report_pictures import write_report
+        from pytest_autotune.plugin.report.pictures import write_report
 
         try:
             controller.outcome.report = write_report(report_dir, controller.results, title="pytest-autotune")
@@ -245,7 +245,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             controller.outcome.report_error = f"--autotune-report: cannot write {report_dir} ({exc})"
     md_path = controller.session.settings.report_md
     if md_path is not None:
-        from pytest_autotune.plugin.report_md import failed_tests, write_markdown
+        from pytest_autotune.plugin.report.markdown import failed_tests, write_markdown
 
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         stats = getattr(reporter, "stats", {})
@@ -263,7 +263,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
     controller = config.stash.get(CONTROLLER, None)
     if controller is None:
         return
-    from pytest_autotune.plugin.report import write_summary
+    from pytest_autotune.plugin.report.terminal import write_summary
 
     write_summary(terminalreporter, controller)
 

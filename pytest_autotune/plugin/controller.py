@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_autotune.backends.host import host_key
 from pytest_autotune.entry import StoreEntry
-from pytest_autotune.plugin.results import AutotuneResult, from_user_properties
+from pytest_autotune.plugin.report.results import AutotuneResult, from_user_properties
 from pytest_autotune.plugin.session import CollectionInfo, nodeid_file
 from pytest_autotune.recovery import merge_command, write_recovery
 from pytest_autotune.store.changes import apply_changes

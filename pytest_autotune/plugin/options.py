@@ -26,7 +26,7 @@ from pytest_autotune.plugin.option_table import (
     add_options,
     normalise_mode_argument,
 )
-from pytest_autotune.plugin.progress import DEFAULT_PROGRESS_EVERY, ProgressEvery
+from pytest_autotune.plugin.report.progress import DEFAULT_PROGRESS_EVERY, ProgressEvery
 from pytest_autotune.policy import PolicyError, parse_tolerance_spec
 from pytest_autotune.values import is_number_text, parse_bool, parse_duration
 

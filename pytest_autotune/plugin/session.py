@@ -3,7 +3,7 @@
 One :class:`AutotuneSession` lives in ``config.stash`` of every pytest process (the single process,
 the xdist controller and each worker). Workers run tests; the controller (or the single process)
 collects their results from reports and writes the store (:mod:`pytest_autotune.plugin.controller`). A
-*trial worker* (:mod:`pytest_autotune.plugin.worker_main`) has ``trial_worker`` set: it serves the trials of
+*trial worker* (:mod:`pytest_autotune.plugin.workers.main`) has ``trial_worker`` set: it serves the trials of
 one test for its parent, and reports and writes nothing.
 """
 
@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_autotune.plugin.compare.git_ref import ResolvedRef, resolve_ref
 from pytest_autotune.plugin.devices import DeviceResolver, WorkerSlot
-from pytest_autotune.plugin.git_ref import ResolvedRef, resolve_ref
 from pytest_autotune.plugin.options import PolicyValidator, Settings, resolve
-from pytest_autotune.plugin.worker_protocol import ENV_VAR, WorkerSpec
+from pytest_autotune.plugin.workers.protocol import ENV_VAR, WorkerSpec
 from pytest_autotune.store.reading import Store
 from pytest_autotune.store.writing import check_writable
 

@@ -33,7 +33,7 @@ __all__ = ["MAX_LEVEL_NODES", "build_tree"]
 #: array, below glibc's 128 KiB mmap threshold, so blocks reuse the same heap space) so that building
 #: SAXPY 2**24 (25 x 2**24 cells) grows the resident set less than pyATF's lazy Python loop does,
 #: while the per-block overhead stays a modest part of the build time (2**13 nearly doubles SAXPY's
-#: build time; 2**18 costs ~2 MB more; see benchmarks/space_bench.py).
+#: build time; 2**18 costs ~2 MB more; see benchmarks/space/bench.py).
 GRID_BLOCK = 2**14
 #: Grids up to this many cells are always evaluated (cheap whatever the candidates).
 CHEAP_GRID = 2**18

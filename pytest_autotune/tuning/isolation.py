@@ -21,7 +21,7 @@ apart:
 This module applies them to the library: :class:`IsolatedObjective` wraps an objective for
 :meth:`pytest_autotune.tuning.tuner.Tuner.run`, starting workers with ``multiprocessing``. The
 pytest plugin's worker (a pytest sub-session that sets the test up itself) is in
-:mod:`pytest_autotune.plugin.worker_parent`. The names of the modules above are re-exported here.
+:mod:`pytest_autotune.plugin.workers.parent`. The names of the modules above are re-exported here.
 
 Hand-written because the standard pools do not fit: ``ProcessPoolExecutor``
 marks the whole pool broken after one crashed call and cannot stop a call that

@@ -14,7 +14,7 @@ A replacement starts on the next request, so the caller just goes on. How a chil
 not this class's business: the caller passes a ``launch`` function returning :class:`Launched` (a
 :class:`Child` process and the parent's end of its pipe), so the library
 (:mod:`pytest_autotune.tuning.isolation`) and the pytest plugin
-(:mod:`pytest_autotune.plugin.worker_parent`) share this logic while starting workers their own way.
+(:mod:`pytest_autotune.plugin.workers.parent`) share this logic while starting workers their own way.
 """
 
 from __future__ import annotations

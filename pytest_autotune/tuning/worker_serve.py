@@ -1,7 +1,7 @@
 """The worker side of trial isolation: answer requests until told to stop, and die with the parent.
 
 Whatever starts a worker (``multiprocessing`` in :mod:`pytest_autotune.tuning.isolation`, a pytest
-sub-session in :mod:`pytest_autotune.plugin.worker_main`) ends in :func:`serve_requests` with a
+sub-session in :mod:`pytest_autotune.plugin.workers.main`) ends in :func:`serve_requests` with a
 handler of its own, so the exchange with the parent (:mod:`pytest_autotune.tuning.worker_protocol`)
 is written once. :func:`watch_parent` makes an orphan exit by itself: a parent killed with SIGKILL
 cannot stop its worker, and a worker stuck in a hung trial would otherwise live on.

@@ -1,4 +1,4 @@
-"""``bo:failures=...``: what failed trials teach the engine (the rows of benchmarks/ablations.py)."""
+"""``bo:failures=...``: what failed trials teach the engine (the rows of benchmarks/ablations/failures.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Fixtures of the fault tests: a pytester project with a fake timer, and the drill helpers.
 
-The drills themselves live in ``benchmarks/drills.py`` (the full drill ``benchmarks/fault_drills.py``
-runs them with more repetitions); here they run once each, quickly.
+The drills themselves live in ``benchmarks/drills/faults_kit.py`` (the full drill
+``benchmarks/drills/faults.py`` runs them with more repetitions); here they run once each, quickly.
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from types import ModuleType
 
 import pytest
 
-from benchmarks import drills as drills_module
+from benchmarks.drills import faults_kit as drills_module
 
 
 @pytest.fixture(scope="session")
 def drills() -> ModuleType:
-    """``benchmarks.drills``."""
+    """``benchmarks.drills.faults_kit``."""
     return drills_module
 
 

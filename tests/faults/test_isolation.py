@@ -194,7 +194,7 @@ def test_a_leaking_worker_is_replaced_and_every_trial_is_measured(project: pytes
 
 
 def test_worker_command_forwards_the_parent_settings(pytester: pytest.Pytester) -> None:
-    from pytest_autotune.plugin.worker_parent import worker_arguments
+    from pytest_autotune.plugin.workers.parent import worker_arguments
 
     pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
     pytester.makepyfile(test_k="def test_x(): pass")

@@ -4,7 +4,7 @@ Each drill compares the resumed run with an uninterrupted run of the same projec
 same trials in the same order, same winner and baseline, no journaled trial evaluated again, a
 valid ``autotune.json`` right after the interruption, and no trial worker left behind. The
 helpers and the full matrix (more strategies, signals and pause points) are in
-``benchmarks/drills.py`` and ``benchmarks/fault_drills.py``.
+``benchmarks/drills/faults_kit.py`` and ``benchmarks/drills/faults.py``.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from pytest_autotune.plugin.worker_parent import WORKER_DIR_PREFIX, remove_stale_worker_dirs
+from pytest_autotune.plugin.workers.parent import WORKER_DIR_PREFIX, remove_stale_worker_dirs
 
 CRASHING = """
 import json, os

@@ -1,6 +1,6 @@
 """Store drills on real pytest processes: damaged, read-only and concurrently written ``autotune.json``.
 
-Small repetition counts here; ``benchmarks/fault_drills.py`` runs the same drills with more.
+Small repetition counts here; ``benchmarks/drills/faults.py`` runs the same drills with more.
 """
 
 from __future__ import annotations

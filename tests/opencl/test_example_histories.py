@@ -14,12 +14,12 @@ import pytest
 
 pytest.importorskip("pyopencl")
 
-from benchmarks.example_histories import history_entry
-from benchmarks.kernels_bench import load_case
-from benchmarks.kernels_cases import CASES, case_by_name
+from benchmarks.kernels.bench import load_case
+from benchmarks.kernels.cases import CASES, case_by_name
+from benchmarks.transfer.example_histories import history_entry
 from pytest_autotune.entry import History
-from pytest_autotune.plugin.history_record import MAX_ENTRY_BYTES
-from pytest_autotune.plugin.warm_start import history_source
+from pytest_autotune.plugin.modes.warm_start import history_source
+from pytest_autotune.plugin.report.history_record import MAX_ENTRY_BYTES
 from pytest_autotune.store.document import dumps, entry_text, read_document
 from pytest_autotune.store.reading import Store
 from pytest_autotune.tuning.warm_start import overlap, source_design

@@ -23,7 +23,7 @@ import pytest
 
 import pytest_autotune.backends.geometry
 import pytest_autotune.backends.launch_limits
-import pytest_autotune.plugin.execution
+import pytest_autotune.plugin.modes.execution
 import pytest_autotune.strategies.exhaustive
 import pytest_autotune.strategies.random_search
 import pytest_autotune.testing

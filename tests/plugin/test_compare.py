@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pytest_autotune.plugin.compare_mode import _pooled
-from pytest_autotune.plugin.compare_pair import (
+from pytest_autotune.plugin.compare.git_ref import REF_DIR_PREFIX
+from pytest_autotune.plugin.compare.mode import _pooled
+from pytest_autotune.plugin.compare.pair import (
     CALIBRATION_REPEAT,
     MAX_BLOCKS,
     MAX_REPEAT,
@@ -30,8 +31,7 @@ from pytest_autotune.plugin.compare_pair import (
     max_blocks_for,
     measure_sides,
 )
-from pytest_autotune.plugin.compare_report import JSON_KEYS
-from pytest_autotune.plugin.git_ref import REF_DIR_PREFIX
+from pytest_autotune.plugin.compare.report import JSON_KEYS
 from tests.plugin.git_commands import git
 
 KERNELS = """

@@ -11,7 +11,7 @@ import pytest
 
 from pytest_autotune.backends.host import host_key
 from pytest_autotune.plugin.devices import DeviceResolver, WorkerSlot
-from pytest_autotune.plugin.progress import TuningProgress
+from pytest_autotune.plugin.report.progress import TuningProgress
 from pytest_autotune.policy import DEFAULT_POLICY
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_autotune.plugin import git_ref
-from pytest_autotune.plugin.git_ref import (
+from pytest_autotune.plugin.compare import git_ref
+from pytest_autotune.plugin.compare.git_ref import (
     REF_DIR_PREFIX,
     GitRefError,
     export_tree,

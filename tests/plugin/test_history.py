@@ -14,7 +14,7 @@ import pytest
 
 from pytest_autotune.entry import HISTORY_VERSION, History, StoreEntry, UnreadHistory
 from pytest_autotune.outcome import Outcome
-from pytest_autotune.plugin.history_record import (
+from pytest_autotune.plugin.report.history_record import (
     MAX_ENTRY_BYTES,
     MAX_FAILURES,
     MAX_TRIALS,

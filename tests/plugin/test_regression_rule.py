@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_autotune.entry import Baseline
-from pytest_autotune.plugin.tune_mode import _pick_winner
+from pytest_autotune.plugin.modes.tune import _pick_winner
 from pytest_autotune.policy import DEFAULT_POLICY, merge_policy
 from pytest_autotune.timing.measure import Stats
 from pytest_autotune.timing.regression import (

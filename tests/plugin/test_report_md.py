@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from pytest_autotune.plugin.report_md import markdown_report
-from pytest_autotune.plugin.results import AutotuneResult
+from pytest_autotune.plugin.report.markdown import markdown_report
+from pytest_autotune.plugin.report.results import AutotuneResult
 
 FAILING = """
 def test_plain_failure():

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_autotune.plugin.progress import ProgressEvery
+from pytest_autotune.plugin.report.progress import ProgressEvery
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

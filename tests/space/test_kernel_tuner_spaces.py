@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from benchmarks.bench_common import REPLAY_DATA
+from benchmarks.common import REPLAY_DATA
 from pytest_autotune.space import Set, build_space
 
 

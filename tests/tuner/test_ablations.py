@@ -1,4 +1,4 @@
-"""``benchmarks/ablations.py``: measures by hand, a smoke run on a tiny replay, the hidden-limits space."""
+"""``benchmarks/ablations/failures.py``: measures by hand, a smoke run on a tiny replay, hidden limits."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from benchmarks import ablations
-from benchmarks.ablation_spaces import AblationSpace, hidden_limits_replay
-from benchmarks.bench_common import REPLAY_DATA, ROOT
+from benchmarks.ablations.failures import failures as ablations
+from benchmarks.ablations.spaces import AblationSpace, hidden_limits_replay
+from benchmarks.common import REPLAY_DATA, ROOT
 from pytest_autotune.replay import Replay
 from pytest_autotune.space import Set, build_space
 

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from benchmarks import strategy_metrics as metrics
+from benchmarks.strategy import metrics
 
 
 def test_expected_best_of_random_matches_enumeration() -> None:

@@ -1,4 +1,4 @@
-"""The landscape measures of ``benchmarks/landscape.py`` on hand-checked examples."""
+"""The landscape measures of ``benchmarks/strategy/landscape.py`` on hand-checked examples."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from benchmarks import landscape
+from benchmarks.strategy import landscape
 
 
 def test_neighbours_differ_in_exactly_one_parameter() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.bench_common import REPLAY_DATA
+from benchmarks.common import REPLAY_DATA
 from pytest_autotune.outcome import Outcome
 from pytest_autotune.replay import Replay, ReplayError
 from pytest_autotune.tuning.tuner import Tuner

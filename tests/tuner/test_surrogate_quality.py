@@ -1,4 +1,4 @@
-"""The measures of ``benchmarks/surrogate_quality.py``: ranks by hand, and a run on a smooth replay."""
+"""The measures of ``benchmarks/strategy/surrogate_quality.py``: ranks by hand, a run on a smooth replay."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from benchmarks import surrogate_quality as quality
+from benchmarks.strategy import surrogate_quality as quality
 from pytest_autotune.replay import Replay
 from pytest_autotune.space import Set, build_space
 

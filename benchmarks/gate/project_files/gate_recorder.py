@@ -1,4 +1,4 @@
-"""A pytest plugin that ``benchmarks/gate_bench.py`` loads (``-p gate_recorder``) in its absolute-mode runs.
+"""A pytest plugin that ``benchmarks/gate/bench.py`` loads (``-p gate_recorder``) in its absolute-mode runs.
 
 It never changes what the plugin measures or decides; it writes down what happened, one JSON line
 per event, to the file ``GATE_RECORD`` names, so that the benchmark can judge the same runs by
@@ -151,7 +151,7 @@ def _probe(item: pytest.Function) -> None:
 def _complete_for_today(item: pytest.Function, plan: Any) -> None:
     """Measure on while one of the other rules would (see the module docstring)."""
     from pytest_autotune.entry import Baseline
-    from pytest_autotune.plugin.baseline import measure_again
+    from pytest_autotune.plugin.modes.baseline import measure_again
     from pytest_autotune.timing.measure import least_disturbed
     from pytest_autotune.timing.regression import Rule
 
@@ -195,8 +195,8 @@ class _Scaled:
 
 def _today_baseline(item: pytest.Function) -> None:
     """Today's baseline, measured as it was: a call and four more after pauses, in this process."""
-    from pytest_autotune.plugin.baseline import measure_again
-    from pytest_autotune.plugin.runner import run_final
+    from pytest_autotune.plugin.modes.baseline import measure_again
+    from pytest_autotune.plugin.workers.runner import run_final
 
     autotune = item.funcargs["autotune"]
     config = dict(autotune.config)

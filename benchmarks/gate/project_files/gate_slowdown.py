@@ -1,4 +1,4 @@
-"""The slowdown that ``benchmarks/gate_bench.py`` injects into the kernels of its temporary project.
+"""The slowdown that ``benchmarks/gate/bench.py`` injects into the kernels of its temporary project.
 
 The benchmark copies this file into the project, commits it with ``FRACTION = 0.0`` and, to inject
 a slowdown, edits ``FRACTION`` in the working tree: a change of source, as a real regression is,

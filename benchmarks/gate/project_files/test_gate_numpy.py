@@ -1,4 +1,4 @@
-"""A numpy CPU kernel for ``benchmarks/gate_bench.py``: a blocked 3-point stencil on the host.
+"""A numpy CPU kernel for ``benchmarks/gate/bench.py``: a blocked 3-point stencil on the host.
 
 ``y[i] = (x[i-1] + 2 x[i] + x[i+1]) / 4`` over 2^23 floats (32 MiB in, 32 MiB out: memory-bound),
 computed block by block. ``BLOCK`` trades Python overhead per block (small blocks) against

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from pytest_autotune.plugin.worker_launch import remove_stale_dirs
+from pytest_autotune.plugin.workers.launch import remove_stale_dirs
 
 __all__ = [
     "REF_DIR_PREFIX",

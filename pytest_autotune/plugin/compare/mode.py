@@ -2,9 +2,9 @@
 
 :func:`compare_item` replaces the plain check of one test:
 
-1. **Trees.** REF's files are exported once per session (:mod:`pytest_autotune.plugin.git_ref`,
+1. **Trees.** REF's files are exported once per session (:mod:`pytest_autotune.plugin.compare.git_ref`,
    removed at the end). A test whose file is not in REF's tree is skipped as new.
-2. **A pair of workers** (:func:`~pytest_autotune.plugin.compare_pair.run_pair`), one per tree.
+2. **A pair of workers** (:func:`~pytest_autotune.plugin.compare.pair.run_pair`), one per tree.
    Each collects the test from its own tree (test module, kernel sources, ``conftest.py``), with
    the pytest-autotune installed here, and plans it as a plain run would: the configuration that
    tree's ``autotune.json`` commits for this device, else the declared defaults (said in the
@@ -35,17 +35,17 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
-from pytest_autotune.plugin.compare_pair import PairRun, SideSpec, SideTimes, run_pair
-from pytest_autotune.plugin.compare_side import SideError
-from pytest_autotune.plugin.git_ref import RefTree, export_tree, uncommitted
-from pytest_autotune.plugin.results import AutotuneResult
-from pytest_autotune.plugin.worker_protocol import ENV_VAR, SideSetup
+from pytest_autotune.plugin.compare.git_ref import RefTree, export_tree, uncommitted
+from pytest_autotune.plugin.compare.pair import PairRun, SideSpec, SideTimes, run_pair
+from pytest_autotune.plugin.compare.side import SideError
+from pytest_autotune.plugin.report.results import AutotuneResult
+from pytest_autotune.plugin.workers.protocol import ENV_VAR, SideSetup
 from pytest_autotune.timing.measure import Stats
 from pytest_autotune.timing.paired import PairedVerdict, blocks_to_decide, judge
 from pytest_autotune.warning_types import AutotuneInconclusiveWarning, AutotuneRegressionWarning
 
 if TYPE_CHECKING:
-    from pytest_autotune.plugin.item_plan import ItemPlan
+    from pytest_autotune.plugin.modes.item_plan import ItemPlan
     from pytest_autotune.plugin.options import Settings
     from pytest_autotune.plugin.session import AutotuneSession
     from pytest_autotune.policy import Policy

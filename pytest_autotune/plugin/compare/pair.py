@@ -1,6 +1,6 @@
 """One pair of workers for ``--autotune-compare``, measured to a verdict.
 
-:func:`run_pair` starts the two sides at once (:mod:`pytest_autotune.plugin.compare_side`: REF's
+:func:`run_pair` starts the two sides at once (:mod:`pytest_autotune.plugin.compare.side`: REF's
 tree and the working tree), runs each body once, asserts included, then measures them against each
 other (:func:`measure_sides`):
 
@@ -19,7 +19,7 @@ other (:func:`measure_sides`):
 
 For an objective that is maximised (``autotune.record``ed throughput, say) the judged ratio is A/B,
 so that above 1 still means worse. A side that cannot be run comes back as a
-:class:`~pytest_autotune.plugin.compare_side.SideError` naming it.
+:class:`~pytest_autotune.plugin.compare.side.SideError` naming it.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from pytest_autotune.plugin.compare_side import CompareSide, SideError
-from pytest_autotune.plugin.worker_protocol import SideSetup
+from pytest_autotune.plugin.compare.side import CompareSide, SideError
+from pytest_autotune.plugin.workers.protocol import SideSetup
 from pytest_autotune.timing.paired import PairedVerdict, SequentialPlan, block_order, measure_until_decided
 
 if TYPE_CHECKING:
@@ -208,7 +208,7 @@ def run_pair(
 ) -> PairRun:
     """Start both sides, run each body once, and measure them against each other for up to ``seconds``.
 
-    Raises :class:`~pytest_autotune.plugin.compare_side.SideError` when a side cannot be run or
+    Raises :class:`~pytest_autotune.plugin.compare.side.SideError` when a side cannot be run or
     measured (the working tree's first).
     """
     started = time.monotonic()

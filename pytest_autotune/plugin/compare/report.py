@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pytest
 
-    from pytest_autotune.plugin.results import AutotuneResult
+    from pytest_autotune.plugin.report.results import AutotuneResult
 
 __all__ = ["configurations", "json_detail", "json_fields", "percent", "ratio_text", "write_compare_section"]
 

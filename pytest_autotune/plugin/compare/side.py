@@ -1,7 +1,7 @@
 """The parent side of one side of ``--autotune-compare``: a worker pytest that runs the test from one tree.
 
 A :class:`CompareSide` starts a worker in the ``compare`` role
-(:mod:`pytest_autotune.plugin.compare_worker`) from the reference commit's tree (``root``) or from
+(:mod:`pytest_autotune.plugin.compare.worker`) from the reference commit's tree (``root``) or from
 the working tree (``root`` None), asks it to run the body once (:meth:`CompareSide.setup`) and then
 again for each measurement (:meth:`CompareSide.measure`). The worker machinery is the trial workers' own
 (:class:`~pytest_autotune.tuning.worker.Worker`): a crash or hang of the body ends in a
@@ -16,8 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from pytest_autotune.plugin.worker_launch import launch_worker
-from pytest_autotune.plugin.worker_protocol import (
+from pytest_autotune.plugin.workers.launch import launch_worker
+from pytest_autotune.plugin.workers.protocol import (
     BodyEnded,
     CompareMeasure,
     CompareSetup,

@@ -1,11 +1,11 @@
 """The worker side of ``--autotune-compare``: a pytest process that measures one side of a comparison.
 
-Started by :mod:`pytest_autotune.plugin.compare_side` from one tree (the reference commit's, or the
+Started by :mod:`pytest_autotune.plugin.compare.side` from one tree (the reference commit's, or the
 working tree), it collects the test there, plans it as a plain check would (so the configuration
 is the one that tree's ``autotune.json`` commits for this device, else the declared defaults) and
 serves the parent (:func:`serve_compare`): the first request
-(:class:`~pytest_autotune.plugin.worker_protocol.CompareSetup`) and each measurement
-(:class:`~pytest_autotune.plugin.worker_protocol.CompareMeasure`) run the body once with that
+(:class:`~pytest_autotune.plugin.workers.protocol.CompareSetup`) and each measurement
+(:class:`~pytest_autotune.plugin.workers.protocol.CompareMeasure`) run the body once with that
 configuration, asserts included, and send back its samples. Each measurement runs the whole body,
 so it gets fresh inputs and buffers: a process whose buffers happened to land badly in memory
 would otherwise be slower (or faster) for every measurement it takes, a bias no number of blocks
@@ -22,9 +22,8 @@ import os
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
-from pytest_autotune.plugin.runner import run_trial
-from pytest_autotune.plugin.worker_main import body_ended
-from pytest_autotune.plugin.worker_protocol import (
+from pytest_autotune.plugin.workers.main import body_ended
+from pytest_autotune.plugin.workers.protocol import (
     CompareMeasure,
     CompareSetup,
     NotCollected,
@@ -32,13 +31,14 @@ from pytest_autotune.plugin.worker_protocol import (
     TrialReply,
     WorkerSpec,
 )
+from pytest_autotune.plugin.workers.runner import run_trial
 from pytest_autotune.tuning.worker_serve import serve_requests, watch_parent
 
 if TYPE_CHECKING:
     import pytest
 
     from pytest_autotune.fixture import Autotune
-    from pytest_autotune.plugin.committed import Committed
+    from pytest_autotune.plugin.modes.committed import Committed
 
 __all__ = ["NotCollectedReporter", "serve_compare"]
 

@@ -5,7 +5,7 @@ measures, so it is measured the same way. A plain run is a fresh process that se
 calls the body once (and again after pauses while a measurement is in doubt); so
 :class:`FreshProcessBaseline` starts :data:`~pytest_autotune.timing.regression.BASELINE_PROCESSES`
 fresh pytest processes one after the other (the trial workers of
-:mod:`pytest_autotune.plugin.worker_parent`, as baseline workers: the body sees ``autotune.tuning``
+:mod:`pytest_autotune.plugin.workers.parent`, as baseline workers: the body sees ``autotune.tuning``
 False), and in each takes :data:`~pytest_autotune.timing.regression.PROCESS_RUNS` measurements of
 :data:`~pytest_autotune.fixture.MEASURE_REPEAT` timed calls, the first right after setup and the
 others after the timer's pauses, as a check confirms. Each process's value is its least disturbed
@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_autotune.entry import Baseline
 from pytest_autotune.fixture import MEASURE_REPEAT, Autotune
-from pytest_autotune.plugin.runner import BodyRun, TrialRunner, run_final
+from pytest_autotune.plugin.workers.runner import BodyRun, TrialRunner, run_final
 from pytest_autotune.timing.measure import Stats, Timer, least_disturbed, pause_before_remeasuring
 from pytest_autotune.timing.regression import (
     BASELINE_PROCESSES,
@@ -111,7 +111,7 @@ class FreshProcessBaseline:
     """The median of ``processes`` fresh processes, each the least disturbed of ``runs`` measurements.
 
     ``open_worker()`` starts one baseline worker (a context manager that is a
-    :class:`~pytest_autotune.plugin.runner.TrialRunner`; leaving it stops the process); ``timer``
+    :class:`~pytest_autotune.plugin.workers.runner.TrialRunner`; leaving it stops the process); ``timer``
     gives the pauses between a process's measurements. ``first`` is not used: timings of this
     process never make a baseline.
     """

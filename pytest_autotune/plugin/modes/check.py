@@ -7,7 +7,7 @@ growing pause) while the rule's verdict is not settled, up to
 :data:`~pytest_autotune.timing.regression.CONFIRMATIONS` more times, judges the least disturbed
 measurement, and reports a confirmed regression as a failure or a warning, naming the tolerance
 applied and where it came from. ``--autotune-update-baseline`` measures a new baseline with the
-meter it is given (:mod:`pytest_autotune.plugin.baseline`: fresh processes when trials are isolated);
+meter it is given (:mod:`pytest_autotune.plugin.modes.baseline`: fresh processes when trials are isolated);
 :func:`select_config` picks the configuration a normal run uses.
 """
 
@@ -19,9 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_autotune.entry import StoreEntry
 from pytest_autotune.fixture import MEASURE_REPEAT, Autotune
-from pytest_autotune.plugin.baseline import BaselineFailed, BaselineMeter, MeasuredBaseline, measure_again
-from pytest_autotune.plugin.committed import Committed
-from pytest_autotune.plugin.runner import run_final
+from pytest_autotune.plugin.modes.baseline import (
+    BaselineFailed,
+    BaselineMeter,
+    MeasuredBaseline,
+    measure_again,
+)
+from pytest_autotune.plugin.modes.committed import Committed
+from pytest_autotune.plugin.workers.runner import run_final
 from pytest_autotune.policy import Policy
 from pytest_autotune.timing.measure import Stats, least_disturbed
 from pytest_autotune.timing.regression import CONFIRMATIONS, Verdict

@@ -1,6 +1,6 @@
 """The configuration a normal run of a tunable test uses, and why (:class:`Committed`).
 
-:func:`pytest_autotune.plugin.check_mode.select_config` chooses it; the plan and the compare worker
+:func:`pytest_autotune.plugin.modes.check.select_config` chooses it; the plan and the compare worker
 carry it.
 """
 

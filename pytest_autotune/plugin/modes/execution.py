@@ -13,15 +13,15 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_autotune.entry import StoreEntry, TuningRecord
-from pytest_autotune.plugin.baseline import BaselineMeter, FreshProcessBaseline, InProcessBaseline
-from pytest_autotune.plugin.check_mode import CheckReport, check
-from pytest_autotune.plugin.history_record import bounded
-from pytest_autotune.plugin.progress import TuningProgress
-from pytest_autotune.plugin.results import PROPERTY, AutotuneResult
-from pytest_autotune.plugin.runner import InProcessTrials
-from pytest_autotune.plugin.summary_text import counts_text, metrics_text, tuned_time_text
-from pytest_autotune.plugin.tune_mode import TuningFailed, tune
-from pytest_autotune.plugin.warm_start import remember
+from pytest_autotune.plugin.modes.baseline import BaselineMeter, FreshProcessBaseline, InProcessBaseline
+from pytest_autotune.plugin.modes.check import CheckReport, check
+from pytest_autotune.plugin.modes.tune import TuningFailed, tune
+from pytest_autotune.plugin.modes.warm_start import remember
+from pytest_autotune.plugin.report.history_record import bounded
+from pytest_autotune.plugin.report.progress import TuningProgress
+from pytest_autotune.plugin.report.results import PROPERTY, AutotuneResult
+from pytest_autotune.plugin.report.summary_text import counts_text, metrics_text, tuned_time_text
+from pytest_autotune.plugin.workers.runner import InProcessTrials
 from pytest_autotune.timing.measure import round_significant
 from pytest_autotune.tuning.worker import WorkerStartError
 from pytest_autotune.warning_types import AutotuneSharedFixtureWarning
@@ -32,9 +32,9 @@ if TYPE_CHECKING:
     import pytest
 
     from pytest_autotune.fixture import Autotune
-    from pytest_autotune.plugin.item_plan import ItemPlan
+    from pytest_autotune.plugin.modes.item_plan import ItemPlan
     from pytest_autotune.plugin.session import AutotuneSession
-    from pytest_autotune.plugin.worker_parent import IsolatedTrials
+    from pytest_autotune.plugin.workers.parent import IsolatedTrials
 
 __all__ = ["conclude", "run_item", "shared_function_fixtures"]
 
@@ -122,7 +122,7 @@ def _done_text(result: AutotuneResult) -> str:
 
 
 def _worker_env(session: AutotuneSession, plan: ItemPlan) -> dict[str, str]:
-    from pytest_autotune.plugin.worker_parent import worker_environment
+    from pytest_autotune.plugin.workers.parent import worker_environment
 
     return worker_environment(session.settings.cache_path, session.devices.spec_for(plan.device))
 
@@ -133,7 +133,7 @@ def _baseline_meter(
     """Fresh baseline processes when trials are isolated; else this process (the former way)."""
     if not plan.policy.isolated:
         return InProcessBaseline(item, autotune, plan.policy.maximize)
-    from pytest_autotune.plugin.worker_parent import IsolatedTrials
+    from pytest_autotune.plugin.workers.parent import IsolatedTrials
 
     return FreshProcessBaseline(
         lambda: IsolatedTrials(item, plan.policy, _worker_env(session, plan), role="baseline"),
@@ -162,7 +162,7 @@ def _tune(
     try:
         with progress:
             if plan.policy.isolated:
-                from pytest_autotune.plugin.worker_parent import IsolatedTrials
+                from pytest_autotune.plugin.workers.parent import IsolatedTrials
 
                 isolated = IsolatedTrials(item, plan.policy, _worker_env(session, plan))
             with isolated or contextlib.nullcontext():
@@ -250,7 +250,7 @@ def _check(
 def run_item(session: AutotuneSession, item: pytest.Function, plan: ItemPlan, autotune: Autotune) -> None:
     """Tune or check ``item``; attach the result; fail the test when the policy says so.
 
-    Compare mode is its sibling (:func:`pytest_autotune.plugin.compare_mode.compare_item`); both
+    Compare mode is its sibling (:func:`pytest_autotune.plugin.compare.mode.compare_item`); both
     end in :func:`conclude`.
     """
     result, failure = (_tune if plan.tune else _check)(session, item, plan, autotune)

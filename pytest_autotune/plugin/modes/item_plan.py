@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pytest_autotune.backends.launch_limits import Pruned
-    from pytest_autotune.plugin.committed import Committed
-    from pytest_autotune.plugin.warm_start import WarmStart
+    from pytest_autotune.plugin.modes.committed import Committed
+    from pytest_autotune.plugin.modes.warm_start import WarmStart
     from pytest_autotune.policy import Policy
     from pytest_autotune.space.base import Space
     from pytest_autotune.tuning.spec import TunableSpec

@@ -13,7 +13,7 @@ become known constraints of the space searched (:func:`pytest_autotune.backends.
 the plan's :attr:`ItemPlan.space` leaves those configurations out, and :attr:`ItemPlan.pruned`
 says how many and why. The declared space, and so the stored ``space_hash``, stay the same.
 A test tuned without an up-to-date entry on its device gets the warm start of
-:mod:`pytest_autotune.plugin.warm_start` (unless ``--autotune-transfer=off``).
+:mod:`pytest_autotune.plugin.modes.warm_start` (unless ``--autotune-transfer=off``).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_autotune.api import get_spec, pending_constraints
 from pytest_autotune.entry import DamagedEntryError
-from pytest_autotune.plugin.check_mode import select_config
-from pytest_autotune.plugin.item_plan import ItemPlan
-from pytest_autotune.plugin.warm_start import warm_start
+from pytest_autotune.plugin.modes.check import select_config
+from pytest_autotune.plugin.modes.item_plan import ItemPlan
+from pytest_autotune.plugin.modes.warm_start import warm_start
 from pytest_autotune.policy import PolicyError, merge_policy
 from pytest_autotune.space.errors import SpaceError
 from pytest_autotune.tuning.validation import validate_policy

@@ -1,12 +1,12 @@
 """Tune mode: search a test's space calling its body once per trial, then pick and verify the winner.
 
 1. **Search**: :class:`~pytest_autotune.tuning.tuner.Tuner` proposes configurations; each trial is one
-   call of the test body through a :class:`~pytest_autotune.plugin.runner.TrialRunner`, in this process
-   (fixtures set up once, before the first trial) or in a worker process that set the test up
-   itself (:mod:`pytest_autotune.plugin.worker_parent`: a crash or hang is a failed trial). The journal
+   call of the test body through a :class:`~pytest_autotune.plugin.workers.runner.TrialRunner`, in this
+   process (fixtures set up once, before the first trial) or in a worker process that set the test up
+   itself (:mod:`pytest_autotune.plugin.workers.parent`: a crash or hang is a failed trial). The journal
    makes an interrupted run resume; when tuning ends otherwise it is renamed ``*.done.jsonl`` so
    the next ``--autotune`` starts afresh (the finished journal stays for reports).
-   A warm-started test (:mod:`pytest_autotune.plugin.warm_start`) hands its transfer sources to
+   A warm-started test (:mod:`pytest_autotune.plugin.modes.warm_start`) hands its transfer sources to
    the tuner, which evaluates their best configurations first, and may stop early once it stalls.
 2. **Finalists**: the best few configurations, the declared default and the committed
    configuration (when still valid) are re-measured by the same runner in interleaved rounds, so
@@ -15,7 +15,7 @@
    (:meth:`pytest_autotune.timing.regression.Rule.beats`).
 3. **Final call**: the body runs once more with the winner as the real test, in this process
    (as in a normal run); its exceptions are the test's outcome. The new baseline is measured
-   after the choice by the ``baseline`` meter (:mod:`pytest_autotune.plugin.baseline`, as
+   after the choice by the ``baseline`` meter (:mod:`pytest_autotune.plugin.modes.baseline`, as
    ``--autotune-update-baseline`` does): in fresh processes, as a plain run measures, with the
    noise between them; not from the finalist rounds, which won because they were fast (the
    winner's curse), nor from this process's timings.
@@ -38,11 +38,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_autotune.fixture import MEASURE_REPEAT, TRIAL_REPEAT, Autotune
-from pytest_autotune.plugin.baseline import BaselineFailed, BaselineMeter, MeasuredBaseline
-from pytest_autotune.plugin.history_record import tuning_history
-from pytest_autotune.plugin.runner import TrialRunner, run_final
-from pytest_autotune.plugin.search_trace import SearchTrace
-from pytest_autotune.plugin.warm_start import WarmStart, budget_spent, warm_abort
+from pytest_autotune.plugin.modes.baseline import BaselineFailed, BaselineMeter, MeasuredBaseline
+from pytest_autotune.plugin.modes.warm_start import WarmStart, budget_spent, warm_abort
+from pytest_autotune.plugin.report.history_record import tuning_history
+from pytest_autotune.plugin.report.search_trace import SearchTrace
+from pytest_autotune.plugin.workers.runner import TrialRunner, run_final
 from pytest_autotune.policy import Policy
 from pytest_autotune.timing.measure import Stats, round_significant
 

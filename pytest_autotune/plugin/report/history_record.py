@@ -1,7 +1,7 @@
 """The history a store entry keeps of the tuning run that made it: compact, canonical, bounded.
 
 What one tuning run measured is worth keeping: the next device, or the next parametrization of the
-same test, starts from it (:mod:`pytest_autotune.plugin.warm_start`). The store is committed and
+same test, starts from it (:mod:`pytest_autotune.plugin.modes.warm_start`). The store is committed and
 reviewed, so the record is small and diff-friendly:
 
 * the best :data:`MAX_TRIALS` measured trials, each as its value relative to the best (rounded to

@@ -16,9 +16,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
 
-from pytest_autotune.plugin.compare_report import configurations, percent
-from pytest_autotune.plugin.results import AutotuneResult
-from pytest_autotune.plugin.summary_text import format_value
+from pytest_autotune.plugin.compare.report import configurations, percent
+from pytest_autotune.plugin.report.results import AutotuneResult
+from pytest_autotune.plugin.report.summary_text import format_value
 
 __all__ = ["failed_tests", "markdown_report", "write_markdown"]
 
@@ -96,7 +96,7 @@ def _tune_row(result: AutotuneResult) -> list[str]:
 
 
 def _value(value: float | None, unit: str) -> str:
-    """:func:`~pytest_autotune.plugin.summary_text.format_value`, with the table's dash for none."""
+    """:func:`~pytest_autotune.plugin.report.summary_text.format_value`, with the table's dash for none."""
     return "–" if value is None else format_value(value, unit)
 
 

@@ -2,7 +2,7 @@
 
 Written once, at the end of the session, by the process that reports (the single process or the
 xdist controller), from the results that arrived on the test reports: each tuned test's trials
-travel in its result (:mod:`pytest_autotune.plugin.search_trace`), so tests tuned on xdist workers
+travel in its result (:mod:`pytest_autotune.plugin.report.search_trace`), so tests tuned on xdist workers
 are drawn like the others. The page holds the summary table (test, device, state, time, speedup
 over the default, trials per label, metrics, configuration) with each test's plot below it; the
 plots are PNG files beside it, so the folder can be kept as a CI artefact and opened as it is.
@@ -16,11 +16,16 @@ import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from pytest_autotune.plugin.search_trace import SearchTrace
-from pytest_autotune.plugin.summary_text import counts_text, format_value, metrics_text, tuned_time_text
+from pytest_autotune.plugin.report.search_trace import SearchTrace
+from pytest_autotune.plugin.report.summary_text import (
+    counts_text,
+    format_value,
+    metrics_text,
+    tuned_time_text,
+)
 
 if TYPE_CHECKING:
-    from pytest_autotune.plugin.results import AutotuneResult
+    from pytest_autotune.plugin.report.results import AutotuneResult
 
 __all__ = ["INDEX", "picture_name", "write_report"]
 
@@ -67,7 +72,7 @@ def _draw(directory: Path, result: AutotuneResult) -> str | None:
     search = result.search or {}
     if not search.get("trials"):
         return None
-    from pytest_autotune.plugin.report_plot import draw_convergence
+    from pytest_autotune.plugin.report.plot import draw_convergence
 
     name = picture_name(result)
     draw_convergence(

@@ -17,10 +17,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from pytest_autotune.plugin.summary_text import format_value
+from pytest_autotune.plugin.report.summary_text import format_value
 
 if TYPE_CHECKING:
-    from pytest_autotune.plugin.search_trace import SearchTrace
+    from pytest_autotune.plugin.report.search_trace import SearchTrace
 
 __all__ = ["draw_convergence", "time_scale"]
 

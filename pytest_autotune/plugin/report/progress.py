@@ -4,7 +4,7 @@ On a terminal (standard output is a tty) a rich progress line is redrawn after e
 disappears when the test is done. Elsewhere (a CI log, a file, pytester) redrawing is impossible and
 dots alone said nothing for minutes, so plain lines are written instead: one when a test starts
 tuning, one when it is done (with the chosen time, see
-:func:`pytest_autotune.plugin.summary_text.tuned_time_text`), and one after a trial whenever
+:func:`pytest_autotune.plugin.report.summary_text.tuned_time_text`), and one after a trial whenever
 :class:`ProgressEvery` says so (by default when 30 s passed since the last line;
 ``--autotune-progress``). Either way only the process that owns the terminal shows progress (never
 an xdist worker, whose output pytest-xdist does not show) and ``-q`` silences it. pytest captures
@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from pytest_autotune.plugin.summary_text import format_value
+from pytest_autotune.plugin.report.summary_text import format_value
 from pytest_autotune.values import format_seconds, parse_duration, parse_int
 
 if TYPE_CHECKING:

@@ -48,7 +48,7 @@ class AutotuneResult:
     (:meth:`pytest_autotune.backends.launch_limits.Pruned.to_dict`).
     ``warm_start`` says which sources a warm-started tuning run used.
     trial worker's starts, crashes, timeouts and memory restarts when trials ran isolated; ``compare``
-    is the outcome of ``--autotune-compare`` (:func:`pytest_autotune.plugin.compare_mode.compare_item`).
+    is the outcome of ``--autotune-compare`` (:func:`pytest_autotune.plugin.compare.mode.compare_item`).
     ``tolerance`` is the one a check applied (derived from the baseline's noise unless set).
     """
 
@@ -73,7 +73,7 @@ class AutotuneResult:
     isolation: dict[str, Any] | None = None
     #: Named metrics (``autotune.metric``) at the reported median.
     metrics: dict[str, float] | None = None
-    #: The search (:class:`pytest_autotune.plugin.search_trace.SearchTrace` as JSON) of a tuned test.
+    #: The search (:class:`pytest_autotune.plugin.report.search_trace.SearchTrace` as JSON) of a tuned test.
     search: dict[str, Any] | None = None
     pruned: dict[str, Any] | None = None
     warm_start: str | None = None

@@ -1,7 +1,7 @@
 """What one test's tuning went through, compact enough to travel on its test report.
 
 Tune mode builds a :class:`SearchTrace` from the tuner's history and the finalists'
-re-measurement; it travels in the result (:mod:`pytest_autotune.plugin.results`, as JSON) to the
+re-measurement; it travels in the result (:mod:`pytest_autotune.plugin.report.results`, as JSON) to the
 process that reports, so a test tuned on an xdist worker is drawn by the controller like any
 other. The per-trial list is attached only when ``--autotune-report`` asks for pictures; the rest
 (the best trial, the finalists) is always there, because the summary and the progress line need it

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_autotune.outcome import LABELS
-from pytest_autotune.plugin.compare_report import json_detail, json_fields, write_compare_section
-from pytest_autotune.plugin.results import AutotuneResult
-from pytest_autotune.plugin.summary_text import format_value, metrics_text, tuned_time_text
+from pytest_autotune.plugin.compare.report import json_detail, json_fields, write_compare_section
+from pytest_autotune.plugin.report.results import AutotuneResult
+from pytest_autotune.plugin.report.summary_text import format_value, metrics_text, tuned_time_text
 
 if TYPE_CHECKING:
     import pytest

@@ -1,7 +1,7 @@
 """Starting a worker pytest for one test: its command line, private folder, process and channel.
 
-Shared by the two kinds of worker: tuning trials (:mod:`pytest_autotune.plugin.worker_parent`) and
-the two sides of ``--autotune-compare`` (:mod:`pytest_autotune.plugin.compare_side`). A worker is a
+Shared by the two kinds of worker: tuning trials (:mod:`pytest_autotune.plugin.workers.parent`) and
+the two sides of ``--autotune-compare`` (:mod:`pytest_autotune.plugin.compare.side`). A worker is a
 fresh ``python -m pytest`` (fork + exec: OpenCL drivers are not fork-safe) that collects the test's
 file, keeps only the test's node id and sets it up itself; :func:`launch_worker` starts it in its
 own process group with a socket to the parent and a pipe it watches to die with the parent.
@@ -33,7 +33,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from pytest_autotune.plugin.worker_protocol import ENV_VAR, WorkerRole, WorkerSpec
+from pytest_autotune.plugin.workers.protocol import ENV_VAR, WorkerRole, WorkerSpec
 from pytest_autotune.tuning.worker import Launched
 
 if TYPE_CHECKING:
@@ -161,7 +161,7 @@ def pinned_pytest() -> list[str]:
     runs with ``-P`` (no such entry), imports the plugin from where this process found it, and only
     then puts the working directory first, as ``-m`` would have, for the tree's own modules.
     """
-    home = str(Path(__file__).resolve().parents[2])  # the folder that holds this pytest_autotune
+    home = str(Path(__file__).resolve().parents[3])  # the folder that holds this pytest_autotune
     boot = (
         f"import os, sys; sys.path.insert(0, {home!r}); import pytest_autotune.plugin; "
         "sys.path[0] = os.getcwd(); import pytest; sys.exit(pytest.console_main())"

@@ -1,12 +1,12 @@
 """The worker side of isolated trials: a pytest process that serves one test's trials to its parent.
 
-The worker is a fresh ``python -m pytest`` started by :mod:`pytest_autotune.plugin.worker_parent`.
+The worker is a fresh ``python -m pytest`` started by :mod:`pytest_autotune.plugin.workers.parent`.
 It collects the test's file, keeps only the test's node id, creates its fixtures (conftest timers
 included) and then, instead of calling the body once, serves trials (:func:`serve_item`): receive
-a configuration, call the body (:func:`~pytest_autotune.plugin.runner.run_trial`), send back the
+a configuration, call the body (:func:`~pytest_autotune.plugin.workers.runner.run_trial`), send back the
 samples and the outcome label. ``pytest.skip``/``xfail``/``fail``/``exit``, ``KeyboardInterrupt``
 and ``SystemExit`` raised by the body end the serving loop and travel back as a
-:class:`~pytest_autotune.plugin.worker_protocol.BodyEnded`, which the parent raises again. The
+:class:`~pytest_autotune.plugin.workers.protocol.BodyEnded`, which the parent raises again. The
 worker also watches its parent and exits when the parent is gone.
 """
 
@@ -16,8 +16,8 @@ import os
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
-from pytest_autotune.plugin.runner import run_trial
-from pytest_autotune.plugin.worker_protocol import BodyEnded, TrialReply, TrialRequest, WorkerSpec
+from pytest_autotune.plugin.workers.protocol import BodyEnded, TrialReply, TrialRequest, WorkerSpec
+from pytest_autotune.plugin.workers.runner import run_trial
 from pytest_autotune.tuning.worker_serve import serve_requests, watch_parent
 
 if TYPE_CHECKING:

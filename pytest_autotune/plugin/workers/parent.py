@@ -5,14 +5,14 @@ fork-safe, so the worker is a fresh ``python -m pytest`` (started by fork + exec
 parent's state shared) that sets the test up itself: it collects the test's file, keeps only the
 test's node id, creates its fixtures (conftest timers included) and then, instead of calling the
 body once, serves trials: receive a configuration, call the body
-(:func:`~pytest_autotune.plugin.runner.run_trial`), send back the samples and the outcome label. The
+(:func:`~pytest_autotune.plugin.workers.runner.run_trial`), send back the samples and the outcome label. The
 parent keeps the tuner and the journal; a worker that crashes or hangs fails that trial only
 (:mod:`pytest_autotune.tuning.isolation`), and the next trial starts a new worker.
 
 How a worker is started, what it inherits from the parent (rootdir, ini file, plugins, import
 mode, ``-o``/``-W``, the environment less ``PYTEST_ADDOPTS``, and the test's device) and where its
 output goes (a log file, never the terminal; the end of it becomes the detail of a crashed or
-timed-out trial): :mod:`pytest_autotune.plugin.worker_launch`.
+timed-out trial): :mod:`pytest_autotune.plugin.workers.launch`.
 
 ``pytest.skip``/``xfail``/``fail``/``exit``, ``KeyboardInterrupt`` and ``SystemExit`` raised by the
 body in the worker end the serving loop and are raised again in the parent, so they end tuning as
@@ -22,10 +22,10 @@ When it is on: ``--autotune-isolate=auto`` (the default) isolates tuning trials 
 and runs them in the pytest process elsewhere; ``process`` and ``none`` force either way. Tuning
 trials and the finalists' re-measurements are isolated, and so is a baseline: it is measured in
 fresh baseline workers (role ``baseline``: the body sees ``autotune.tuning`` False, as in a plain
-run; :mod:`pytest_autotune.plugin.baseline`). Normal runs and the final call of a tuned test (the
+run; :mod:`pytest_autotune.plugin.modes.baseline`). Normal runs and the final call of a tuned test (the
 winner, run as the real test) run in the pytest process, because the real test must run where
 pytest reports it, and its configuration has already run without crashing. What it costs
-(``benchmarks/plugin_bench.py``, fake timer, so the numbers are the plugin's own; measured on 2
+(``benchmarks/overhead/plugin.py``, fake timer, so the numbers are the plugin's own; measured on 2
 shared CPUs at load average 9-11): about 1 ms per trial over an in-process trial (a request and a
 reply through a pipe), and one worker start of about 2 s per tuned test (a fresh pytest collecting
 the test file and creating its fixtures), paid again after each crash or timeout, plus the
@@ -43,20 +43,20 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, Final
 
-from pytest_autotune.plugin.runner import BodyRun
-from pytest_autotune.plugin.worker_launch import (
+from pytest_autotune.plugin.workers.launch import (
     WORKER_DIR_PREFIX,
     launch_worker,
     remove_stale_worker_dirs,
     worker_arguments,
 )
-from pytest_autotune.plugin.worker_protocol import (
+from pytest_autotune.plugin.workers.protocol import (
     ENV_VAR,
     BodyEnded,
     TrialReply,
     TrialRequest,
     WorkerRole,
 )
+from pytest_autotune.plugin.workers.runner import BodyRun
 from pytest_autotune.tuning.worker import Launched, Worker, WorkerFailure
 
 if TYPE_CHECKING:
@@ -82,11 +82,11 @@ START_TIMEOUT: Final = 300.0
 class IsolatedTrials:
     """Trial runner for tune mode that calls the body in a worker process (module docstring).
 
-    Call it like :func:`~pytest_autotune.plugin.runner.run_trial` without the item: ``trials(config,
-    repeat)`` returns a :class:`~pytest_autotune.plugin.runner.BodyRun`; a crash or hang comes back as a
-    ``runtime`` or ``timeout`` run. Use it as a context manager: leaving stops the worker.
+    Call it like :func:`~pytest_autotune.plugin.workers.runner.run_trial` without the item: ``trials(config,
+    repeat)`` returns a :class:`~pytest_autotune.plugin.workers.runner.BodyRun`; a crash or hang comes
+    back as a ``runtime`` or ``timeout`` run. Use it as a context manager: leaving stops the worker.
     ``role="baseline"`` makes it a baseline worker: the body sees ``autotune.tuning`` False, as in a
-    plain run (:mod:`pytest_autotune.plugin.baseline`).
+    plain run (:mod:`pytest_autotune.plugin.modes.baseline`).
     """
 
     def __init__(

@@ -1,13 +1,13 @@
 """The messages between the plugin and its workers (the processes that call a test's body).
 
-The parent side (:mod:`pytest_autotune.plugin.worker_parent`) starts a worker pytest with a
+The parent side (:mod:`pytest_autotune.plugin.workers.parent`) starts a worker pytest with a
 :class:`WorkerSpec` in its environment and sends :class:`TrialRequest` objects; the worker side
-(:mod:`pytest_autotune.plugin.worker_main`) answers each with a :class:`TrialReply`, or with a
+(:mod:`pytest_autotune.plugin.workers.main`) answers each with a :class:`TrialReply`, or with a
 :class:`BodyEnded` when the body raised a pytest outcome or an interrupt that must end tuning.
 Kept apart from both sides so that the session, which only needs to know whether this process is
 a worker, imports neither.
 
-A worker in the ``compare`` role (:mod:`pytest_autotune.plugin.compare_worker`, one per side of
+A worker in the ``compare`` role (:mod:`pytest_autotune.plugin.compare.worker`, one per side of
 ``--autotune-compare``) answers :class:`CompareSetup` once with a :class:`SideSetup` (its committed
 configuration and the first run of the body), then each :class:`CompareMeasure` with a
 :class:`TrialReply` (another run of the body); when the test is not collected there it sends

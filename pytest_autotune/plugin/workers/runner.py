@@ -7,7 +7,7 @@
 test (so does ``pytest.exit``, although it derives from ``Exception``). :func:`run_final` calls the
 body as the real test, letting every exception through. A :class:`TrialRunner` is what tune mode
 calls per trial: in this process (:class:`InProcessTrials`) or in a worker
-(:mod:`pytest_autotune.plugin.worker_parent`).
+(:mod:`pytest_autotune.plugin.workers.parent`).
 
 If the test also uses pytest-benchmark's ``benchmark`` fixture, the configuration goes into its
 ``extra_info``; during tuning trials the fixture is switched off and re-armed before each call (it
@@ -110,7 +110,7 @@ class TrialRunner(Protocol):
     """Calls a tunable test's body once per trial: ``runner(config, repeat) -> BodyRun``.
 
     :class:`InProcessTrials` calls it in the pytest process;
-    :class:`pytest_autotune.plugin.worker_parent.IsolatedTrials` in a worker process.
+    :class:`pytest_autotune.plugin.workers.parent.IsolatedTrials` in a worker process.
     """
 
     def __call__(self, config: dict[str, Any], repeat: int) -> BodyRun: ...

@@ -56,7 +56,7 @@ class BOOptions:
       ``"off"`` gives failures the worst observed value instead (ablation;
       the same as ``failures="worst"``).
     * ``failures``: what failed trials teach (the ablation of
-      ``benchmarks/ablations.py``): ``"model"`` (default) a feasibility forest
+      ``benchmarks/ablations/failures.py``): ``"model"`` (default) a feasibility forest
       per failure label with enough examples, combined by the minimum
       (tuning-knob search), times EI; ``"single_model"`` one forest for all
       failures (BaCO); ``"worst"`` no feasibility model, failures join the

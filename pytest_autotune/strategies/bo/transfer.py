@@ -40,7 +40,7 @@ value instead.
 The other candidates (``transfer="prior"``: the sources' posterior means as the prior mean of
 the target GP, with fitted non-negative weights; ``"icm"``: one multi-task GP,
 :mod:`pytest_autotune.strategies.bo.transfer_icm`; ``"design"``: the design and feasibility only)
-are kept for the benchmark (``benchmarks/transfer_bench.py``); ``docs/architecture.md`` records
+are kept for the benchmark (``benchmarks/transfer/bench.py``); ``docs/architecture.md`` records
 what each measured.
 """
 

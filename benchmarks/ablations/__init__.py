@@ -1,0 +1,1 @@
+"""Which design choice of the Bayesian engine pays? Failure handling and permutation distances."""

@@ -1,0 +1,1 @@
+"""How fast is building and querying a search space? (against pyATF)"""

@@ -1,0 +1,1 @@
+"""How is the code laid out? Import floors, circles, upward arrows, modules per folder."""

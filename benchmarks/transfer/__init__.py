@@ -1,0 +1,1 @@
+"""How much does another device's tuning history speed up tuning a new one? And the histories shipped."""
