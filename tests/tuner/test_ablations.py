@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.ablations.failures import failures as ablations
+from benchmarks.ablations import failures as ablations
 from benchmarks.ablations.spaces import AblationSpace, hidden_limits_replay
 from benchmarks.common import REPLAY_DATA, ROOT
 from pytest_autotune.replay import Replay
@@ -105,10 +105,13 @@ def test_hidden_limits_space_fails_exactly_beyond_the_removed_limits() -> None:
             assert outcome == recorded.objective(config)
 
 
-def test_runs_by_path_from_anywhere(tmp_path: Path) -> None:
-    script = ROOT / "benchmarks" / "ablations.py"
+def test_runs_through_the_benchmark_runner() -> None:
     done = subprocess.run(
-        [sys.executable, str(script), "--help"], cwd=tmp_path, capture_output=True, text=True, check=False
+        [sys.executable, "-m", "benchmarks", "ablations", "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     assert "--seeds" in done.stdout
