@@ -10,8 +10,8 @@ range measured on the undisturbed half of the samples, ``2 x (median - q1)`` for
 (:func:`robust_spread`; ``2 x (q3 - median)`` when maximising). ``noise_k x spread`` is the *noise
 band*. The mirror condition marks a measurement *faster* than its baseline (a hint to refresh the
 baseline). Defaults: tolerance 10%, noise_k 1.5, floor 2 us for times (0 for other objectives);
-:meth:`Rule.describe` prints the rule with its numbers (the README, the regression report and
-``benchmarks/gate/regression_gate.py`` use it).
+:meth:`Rule.describe` prints the rule with its numbers (the README and the regression report use
+it).
 
 The tolerance of a baseline that knows its *noise* (:meth:`Rule.tolerance_for`): the larger of the
 tolerance and :data:`NOISE_TOLERANCE_K` times that noise, unless the user set the tolerance
@@ -40,7 +40,7 @@ Why not the plain IQR and "one clean measurement clears it" (the first rule): in
 other processes only makes kernels slower, in spikes; a few spiked samples inflated the IQR and
 so widened the band that on a shared machine a real 20% (even 50%) slowdown mostly passed, and a
 measurement whose samples were mostly spiked passed on its huge band without being measured
-again (``benchmarks/gate/regression_gate.py`` measures both rules).
+again (``python -m benchmarks gate`` judges the same runs by both rules).
 
 This module imports nothing but :mod:`pytest_autotune.values`: the policy takes its defaults from
 it, and the timing statistics their spread.
@@ -85,8 +85,9 @@ TIME_FLOOR: Final = 2e-6
 #: them: a measurement within the tolerance settles the check at once. Plain runs of the five tuned
 #: example kernels on a 2-vCPU VM that failed unchanged code: two confirmations back to back 3 of
 #: 22; five back to back 2 of 40; two after 0.1/0.2 s 2 of 40, after 0.25/1 s 4 of 40; five after
-#: pauses doubling from 0.05 s 0 of 40, from 0.1 s 1 of 40. ``benchmarks/gate/regression_gate.py``
-#: with these: 1% false alarms, 98% of +20% slowdowns caught.
+#: pauses doubling from 0.05 s 0 of 40, from 0.1 s 1 of 40. The single-kernel gate benchmark of the
+#: time (retired in issue 35 for ``python -m benchmarks gate``) with these: 1% false alarms, 98% of
+#: +20% slowdowns caught.
 CONFIRMATIONS: Final = 5
 #: Measurements (calls of the body) of a baseline measured in the pytest process (trials not
 #: isolated: ``--autotune-isolate=none``); the least disturbed one becomes the baseline.

@@ -24,7 +24,7 @@ def test_tune_then_check_the_saxpy_example(pytester: pytest.Pytester) -> None:
     assert set(entry["config"]) == {"WPT", "LS", "VW", "STRIDED"}
     assert sum(entry["tuning"]["counts"].values()) == 4
     # Real timing on a CPU shared with the rest of the suite: a slowdown is reported, not failed
-    # (the gate itself is validated by benchmarks/gate/regression_gate.py); correctness must pass.
+    # (the gate itself is measured by `python -m benchmarks gate`); correctness must pass.
     checked = pytester.runpytest_subprocess("--autotune-check=warn")
     checked.assert_outcomes(passed=1)
     checked.stdout.fnmatch_lines(["*mode check (warn)*", "*checked 1*"])
