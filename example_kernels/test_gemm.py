@@ -15,7 +15,7 @@ import pyopencl as cl
 
 from pytest_autotune import Bool, Geometry, Pow2, Set, constraint, tunable
 
-SOURCE = (Path(__file__).parent / "gemm.cl").read_text()
+KERNEL = Path(__file__).parent / "gemm.cl"  # a path: build errors name this file and its lines
 M = N = K = 512
 EPS32 = 2.0**-24  # unit roundoff of float32
 # Work-groups of NDIMC x MDIMC work-items, each computing an NWG x MWG tile of C; SA and SB stage
@@ -69,7 +69,7 @@ def make_problem() -> dict[str, np.ndarray]:
 def test_gemm(autotune, cl_queue):
     problem = make_problem()
     ctx = cl_queue.context
-    gemm = autotune.build(ctx, SOURCE)
+    gemm = autotune.build(ctx, KERNEL)
     mf = cl.mem_flags
     a_t = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=problem["AT"])
     b = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=problem["B"])

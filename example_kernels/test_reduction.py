@@ -21,7 +21,7 @@ import pyopencl as cl
 
 from pytest_autotune import Bool, Geometry, Pow2, Set, tunable
 
-SOURCE = (Path(__file__).parent / "reduction.cl").read_text()
+KERNEL = Path(__file__).parent / "reduction.cl"  # a path: build errors name this file and its lines
 N = 1 << 24
 # Work-groups of WG work-items, each summing EPT elements; the tree uses WG floats of local memory.
 GEOMETRY = Geometry(
@@ -57,7 +57,7 @@ def make_problem() -> dict[str, object]:
 def test_reduction(autotune, cl_queue):
     problem = make_problem()
     ctx = cl_queue.context
-    reduce = autotune.build(ctx, SOURCE)
+    reduce = autotune.build(ctx, KERNEL)
     global_size, local_size = autotune.launch  # (groups * WG,), (WG,)
     groups = autotune.launch.grid[0]  # N // (WG * EPT)
     mf = cl.mem_flags

@@ -19,7 +19,7 @@ import pyopencl as cl
 
 from pytest_autotune import Bool, Geometry, Interval, Pow2, Set, tunable
 
-SOURCE = (Path(__file__).parent / "saxpy.cl").read_text()
+KERNEL = Path(__file__).parent / "saxpy.cl"  # a path: build errors name this file and its lines
 N = 1 << 24
 A = np.float32(2.5)
 EPS32 = 2.0**-24  # unit roundoff of float32
@@ -60,7 +60,7 @@ def make_problem() -> dict[str, np.ndarray]:
 def test_saxpy(autotune, cl_queue):
     problem = make_problem()
     ctx = cl_queue.context
-    saxpy = autotune.build(ctx, SOURCE)  # the configuration as #define lines, cached per configuration
+    saxpy = autotune.build(ctx, KERNEL)  # the configuration as #define lines, cached per configuration
     mf = cl.mem_flags
     x = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=problem["x"])
     y = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=problem["y"])

@@ -16,7 +16,7 @@ import pyopencl as cl
 
 from pytest_autotune import Bool, Geometry, Pow2, Set, tunable
 
-SOURCE = (Path(__file__).parent / "transpose.cl").read_text()
+KERNEL = Path(__file__).parent / "transpose.cl"  # a path: build errors name this file and its lines
 N = 2048
 # One-dimensional work-groups of TILE_X * ROWS work-items (see transpose.cl), one per TILE_Y x TILE_X
 # tile; with LOCAL the tile, padded by PAD columns, is staged in local memory.
@@ -46,7 +46,7 @@ def make_input() -> np.ndarray:
 def test_transpose(autotune, cl_queue):
     matrix = make_input()
     ctx = cl_queue.context
-    transpose = autotune.build(ctx, SOURCE)
+    transpose = autotune.build(ctx, KERNEL)
     mf = cl.mem_flags
     source = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=matrix)
     target = cl.Buffer(ctx, mf.WRITE_ONLY, N * N * 4)

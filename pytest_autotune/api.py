@@ -36,7 +36,33 @@ SPEC_ATTRIBUTE: Final = "__pytest_autotune__"
 #: Attribute holding constraints declared before ``@tunable`` was applied (``@constraint`` below it).
 PENDING_ATTRIBUTE: Final = "__pytest_autotune_constraints__"
 #: ``@tunable`` keywords that belong to the declaration but are neither parameters nor policy.
-DECLARATION_KEYS: Final = frozenset({"restrictions", "geometry", "block_size_names"})
+DECLARATION_KEYS: Final = frozenset({"restrictions", "geometry", "block_size_names", "defaults"})
+#: Keywords that belong elsewhere (mostly Kernel Tuner's ``tune_kernel`` arguments) -> where they go.
+MISPLACED_KEYS: Final[dict[str, str]] = {
+    **{
+        key: f"it is a launch-geometry setting: write geometry=Geometry({key}=...) "
+        "(from pytest_autotune import Geometry)"
+        for key in ("problem_size", "grid_div_x", "grid_div_y", "grid_div_z", "local_size", "local_memory")
+    },
+    "max_fevals": "the number of evaluations is the budget: write budget=N",
+    "time_limit": "a time limit is the budget: write budget='90s' (or budget='100|90s' for either)",
+    "iterations": "the calls measured per configuration are repeat=N",
+    "objective_higher_is_better": "write maximize=True",
+    "tune_params": "declare each parameter as its own keyword: @tunable(block_size_x=[32, 64], ...)",
+    "default": "write defaults={'name': value, ...} for several parameters, or Set(..., default=v)",
+    "answer": "check the result in the test body with an assert (a failing assert marks the configuration "
+    "infeasible)",
+    "verify": "check the result in the test body with an assert",
+    "atol": "check the result in the test body, e.g. numpy.testing.assert_allclose(..., atol=...)",
+    "lang": "the backend follows the fixture the test requests (cl_context/cl_queue for OpenCL)",
+    "compiler_options": "pass build options to the build: autotune.build(context, source, options=[...])",
+    "cache": "results are kept in autotune.json (--autotune-cache=PATH to move it)",
+    "device": "choose the device with --autotune-device (or PYOPENCL_CTX)",
+    "platform": "choose the device with --autotune-device (or PYOPENCL_CTX)",
+    "verbose": "use pytest -v",
+    "metrics": "declare metrics in the test body with autotune.metric(name, fn) and objective='name'",
+    "simulation_mode": "replay a Kernel Tuner cache file with pytest_autotune.Replay (see the docs)",
+}
 _KINDS: Final = "Interval, Pow2, Set, Categorical, Bool, Real, Permutation"
 _CONDITION_SPELLINGS: Final = (
     "a restriction string ('BX * BY <= 1024'), a callable reading parameters by name "
@@ -119,7 +145,8 @@ def tunable(**declaration: Any) -> Callable[[F], F]:
             raise TypeError(f"@tunable applied twice to {name}")
         if not order:
             raise PolicyError(f"@tunable on {name}: declare at least one parameter")
-        made = {**params, **_listed_sets(name, listed)}
+        defaults = _defaults(name, extras.get("defaults"), order)
+        made = {**_with_defaults(name, params, defaults), **_listed_sets(name, listed, defaults)}
         declared = {n: made[n] for n in order}
         from pytest_autotune.tuning.validation import validate_policy
 
@@ -144,6 +171,8 @@ def _is_value_list(value: Any) -> bool:
 def _unknown_keyword(name: str, value: Any) -> str:
     """Why ``name=value`` is refused, with the spellings that are accepted."""
     shown = repr(value) if len(repr(value)) <= 60 else f"{repr(value)[:57]}..."
+    if name in MISPLACED_KEYS:
+        return f"keyword {name}={shown} does not belong on @tunable: {MISPLACED_KEYS[name]}"
     if isinstance(value, (int, float, str)) and not isinstance(value, bool):
         spelling = f"write {name}=[{shown}] or {name}=Set({shown}) for a parameter with this one value"
     else:
@@ -154,15 +183,57 @@ def _unknown_keyword(name: str, value: Any) -> str:
     )
 
 
-def _listed_sets(test: str, listed: Mapping[str, Any]) -> dict[str, Param]:
-    """The plain lists of values as :class:`Set` parameters (errors name the test and parameter)."""
+def _listed_sets(test: str, listed: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Param]:
+    """The plain lists of values as :class:`Set` parameters, with their ``defaults=`` entries (errors
+    name the test and parameter)."""
     from pytest_autotune.space.errors import SpaceError
-    from pytest_autotune.space.params import Set
+    from pytest_autotune.space.params import NO_DEFAULT, Set
 
     made: dict[str, Param] = {}
     for name, values in listed.items():
         try:
-            made[name] = Set(list(values))
+            made[name] = Set(list(values), default=defaults.get(name, NO_DEFAULT))
+        except SpaceError as exc:
+            raise SpaceError(f"@tunable on {test}: parameter {name!r}: {exc}", parameter=name) from exc
+    return made
+
+
+def _defaults(test: str, given: Any, names: Sequence[str]) -> dict[str, Any]:
+    """``defaults={name: value}``: a mapping whose keys are declared parameters."""
+    if given is None:
+        return {}
+    if not isinstance(given, Mapping) or not all(isinstance(k, str) for k in given):
+        raise PolicyError(
+            f"@tunable on {test}: defaults={given!r} is not a mapping of parameter names to values; "
+            "write defaults={'block_size_x': 64}"
+        )
+    unknown = [k for k in given if k not in names]
+    if unknown:
+        raise PolicyError(
+            f"@tunable on {test}: defaults= names {', '.join(map(repr, unknown))}, which "
+            f"{'is not a declared parameter' if len(unknown) == 1 else 'are not declared parameters'} "
+            f"(declared: {', '.join(names)})"
+        )
+    return dict(given)
+
+
+def _with_defaults(test: str, params: Mapping[str, Param], defaults: Mapping[str, Any]) -> dict[str, Param]:
+    """``params`` with the ``defaults=`` entries set on parameter kinds that declare no default."""
+    from pytest_autotune.space.errors import SpaceError
+    from pytest_autotune.space.params import NO_DEFAULT
+
+    made = dict(params)
+    for name, value in defaults.items():
+        param = params.get(name)
+        if param is None:
+            continue  # a listed parameter: see _listed_sets
+        if param.default is not NO_DEFAULT:
+            raise PolicyError(
+                f"@tunable on {test}: parameter {name!r} has default={param.default!r} and "
+                f"defaults= gives {value!r}; give its default once"
+            )
+        try:
+            made[name] = param.with_default(value)
         except SpaceError as exc:
             raise SpaceError(f"@tunable on {test}: parameter {name!r}: {exc}", parameter=name) from exc
     return made

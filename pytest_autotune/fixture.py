@@ -15,6 +15,7 @@ another objective (``@tunable(objective="GFLOP/s", maximize=True)`` then optimis
 
 from __future__ import annotations
 
+import os
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
@@ -212,21 +213,36 @@ class Autotune:
     def build(
         self,
         context: Any,
-        source: str,
+        source: str | os.PathLike[str],
         *,
         defines: Mapping[str, Any] | None = None,
         options: Sequence[str] = (),
         define_style: str | None = None,
+        source_name: str | None = None,
     ) -> Any:
         """Build a program for ``context`` with ``defines`` (default: the configuration), cached.
 
-        The defines become ``#define NAME VALUE`` lines at the top of the source (OpenCL's
-        default, as in Kernel Tuner: any identifier works, ``read_only`` included), or ``-D``
-        options with ``define_style="options"``. The backend that owns ``context`` builds it
-        (OpenCL: a ``pyopencl.Context``), else the test's own backend; a clear error when that
-        one builds no programs (the host).
+        ``source`` is the kernel's text, or the path of its file (a ``pathlib.Path``): then the file
+        is read and compiler messages name it and its lines (``gemm.cl:20:5``) instead of the
+        driver's temporary file; ``source_name`` names a text source the same way. ``defines``
+        *replaces* the configuration: to add a fixed define, write
+        ``defines={**autotune.config, "EXTRA": 7}``. The defines become ``#define NAME VALUE``
+        lines at the top of the source (OpenCL's default, as in Kernel Tuner: any identifier
+        works, ``read_only`` included), or ``-D`` options with ``define_style="options"``. The
+        backend that owns ``context`` builds it (OpenCL: a ``pyopencl.Context``), else the test's
+        own backend; a clear error when that one builds no programs (the host).
         """
         from pytest_autotune.backends import backend_for_object
+
+        if isinstance(source, os.PathLike):
+            path = os.fspath(source)
+            try:
+                source = _read_kernel_file(path)
+            except OSError as exc:
+                raise BackendError(
+                    f"{self.nodeid}: autotune.build cannot read the kernel file {path}: {exc}"
+                ) from exc
+            source_name = source_name or _shown_path(path)
 
         backend = backend_for_object(context) or self._backend
         if backend is None:
@@ -235,7 +251,9 @@ class Autotune:
                 "backend owns, and the test has no backend"
             )
         chosen = self._config if defines is None else defines
-        style = {} if define_style is None else {"define_style": define_style}
+        style: dict[str, Any] = {} if define_style is None else {"define_style": define_style}
+        if source_name is not None:
+            style["source_name"] = source_name
         try:
             return backend.build(context, source, chosen, options, **style)
         except BackendError as exc:
@@ -293,3 +311,29 @@ def _with_sync(fn: Callable[[], T], sync: Callable[[], Any]) -> Callable[[], T]:
         return result
 
     return call
+
+
+#: The largest kernel file ``autotune.build`` reads (a kernel source is kilobytes; this bounds a mistake).
+KERNEL_FILE_LIMIT = 16 * 1024 * 1024
+
+
+def _read_kernel_file(path: str) -> str:
+    """The text of the kernel file at ``path``: a regular file of at most :data:`KERNEL_FILE_LIMIT` bytes."""
+    import stat
+
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise OSError(f"{path} is not a regular file")
+    if info.st_size > KERNEL_FILE_LIMIT:
+        raise OSError(
+            f"{path} is {info.st_size} bytes, more than a kernel source ({KERNEL_FILE_LIMIT} bytes)"
+        )
+    with open(path, encoding="utf-8") as handle:
+        return handle.read(KERNEL_FILE_LIMIT + 1)
+
+
+def _shown_path(path: str) -> str:
+    """``path`` relative to the working directory when it lies below it, else as given."""
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute)
+    return absolute if relative.startswith("..") else relative

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "AutotuneDefineWarning",
     "AutotuneInconclusiveWarning",
     "AutotuneNoMeasurementWarning",
     "AutotuneRegressionWarning",
@@ -34,3 +35,7 @@ class AutotuneTransferWarning(AutotuneWarning):
 
 class AutotuneInconclusiveWarning(AutotuneWarning):
     """``--autotune-compare`` could not decide within its time cap whether the change is slower."""
+
+
+class AutotuneDefineWarning(AutotuneWarning):
+    """The kernel source ``#define``s a tuned parameter itself, overriding the configured value."""

@@ -159,14 +159,17 @@ class Backend(ABC):
         options: Sequence[str] = (),
         *,
         define_style: str | None = None,
+        source_name: str | None = None,
     ) -> Any:
         """Build ``source`` for ``context`` with ``defines`` and compiler ``options``, cached.
 
         ``define_style`` says where the defines go (``"source"``: ``#define`` lines at the top of
         the source; ``"options"``: compiler options such as ``-D``), None for the backend's default
         (OpenCL: ``"source"``). ``autotune.build`` passes it only when the test chose a style, so a
-        backend written before the keyword existed keeps working. Build failures raise an error
-        that :meth:`classify` labels ``compile``.
+        backend written before the keyword existed keeps working. ``source_name`` is the path of
+        the kernel file when the test gave one (``autotune.build(ctx, Path("k.cl"))``): compiler
+        messages should name it (C-like languages: a ``#line 1 "k.cl"`` directive); passed only
+        when known. Build failures raise an error that :meth:`classify` labels ``compile``.
         """
         raise BackendError(f"the {self.name!r} backend does not build programs")
 

@@ -17,13 +17,13 @@ from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Final
 
-from pytest_autotune.policy import VALUE_PARSERS, invalid_value, parse_policy_values, text_value
-from pytest_autotune.values import parse_duration
+from pytest_autotune.policy import VALUE_PARSERS, PolicyError, invalid_value, parse_policy_values, text_value
+from pytest_autotune.values import BadValue, parse_duration
 
 if TYPE_CHECKING:
     from pytest_autotune.space.base import Space
 
-__all__ = ["PARSERS", "parse_budget", "parse_strategy", "validate_policy"]
+__all__ = ["PARSERS", "parse_budget", "parse_strategy", "translate_strategy_options", "validate_policy"]
 
 
 def _budget_term(term: str) -> Any:
@@ -89,13 +89,24 @@ def parse_budget(value: Any) -> Any:
 
 
 def parse_strategy(value: str) -> tuple[str, dict[str, Any]]:
-    """``"bo"`` or ``"bo:initial=10"`` -> (name, options); the name must be a registered strategy."""
-    from pytest_autotune.strategies import available_strategies, parse_strategy_spec
+    """``"bo"`` or ``"bo:initial=10"`` -> (name, options); the name must be a registered strategy.
 
-    name, options = parse_strategy_spec(value)
+    Kernel Tuner's strategy and option names are accepted and translated
+    (:mod:`pytest_autotune.strategies.kernel_tuner_names`): ``genetic_algorithm:popsize=20`` is
+    ``genetic`` with ``population=20``.
+    """
+    from pytest_autotune.strategies import available_strategies, parse_strategy_spec
+    from pytest_autotune.strategies.kernel_tuner_names import canonical_strategy, translate_options
+
+    given, options = parse_strategy_spec(value)
+    known = ", ".join(available_strategies())
+    try:
+        name = canonical_strategy(given)
+    except ValueError as exc:  # a Kernel Tuner name with no counterpart here
+        raise BadValue(value, f"one of the strategies {known} ({exc})") from exc
     if name not in available_strategies():
-        raise ValueError(f"unknown strategy {name!r} (available: {', '.join(available_strategies())})")
-    return name, options
+        raise BadValue(value, f"one of the strategies {known}, or a Kernel Tuner strategy name")
+    return name, translate_options(name, options)
 
 
 def _strategy(value: Any) -> tuple[str, dict[str, Any]]:
@@ -117,9 +128,48 @@ def validate_policy(values: Mapping[str, Any], *, source: str) -> dict[str, Any]
     and the options are checked by the strategy itself now, not at the first trial.
     """
     parsed = parse_policy_values(values, source=source, parsers=PARSERS)
-    if parsed.get("strategy_options") and "strategy" in parsed:
-        _check_strategy_options(parsed["strategy"], parsed["strategy_options"], source)
+    if parsed.get("strategy_options"):
+        _take_budget_options(parsed, source)
+        if "strategy" in parsed:
+            renamed = translate_strategy_options(parsed["strategy"], parsed["strategy_options"], source)
+            parsed["strategy_options"] = renamed
+            _check_strategy_options(parsed["strategy"], renamed, source)
     return parsed
+
+
+def translate_strategy_options(name: str, options: Mapping[str, Any], source: str) -> dict[str, Any]:
+    """``options`` of strategy ``name`` with Kernel Tuner's option names translated.
+
+    Errors name ``source``.
+    """
+    from pytest_autotune.strategies.kernel_tuner_names import translate_options
+
+    try:
+        return translate_options(name, options)
+    except ValueError as exc:
+        raise invalid_value("strategy_options", source, dict(options), exc) from exc
+
+
+def _take_budget_options(parsed: dict[str, Any], source: str) -> None:
+    """Move Kernel Tuner's ``max_fevals``/``time_limit`` strategy options into ``budget`` (in place)."""
+    from pytest_autotune.strategies.kernel_tuner_names import BUDGET_OPTIONS, budget_from_options
+
+    budget, rest = budget_from_options(parsed["strategy_options"])
+    if budget is None:
+        return
+    given = ", ".join(k for k in BUDGET_OPTIONS if k in parsed["strategy_options"])
+    if "budget" in parsed:
+        raise PolicyError(
+            f"{source}: strategy_options {given} and budget= both set the tuning budget; keep budget= only"
+        )
+    try:
+        parsed["budget"] = parse_budget(budget)
+    except (TypeError, ValueError) as exc:
+        given_values = {
+            k: parsed["strategy_options"][k] for k in BUDGET_OPTIONS if k in parsed["strategy_options"]
+        }
+        raise invalid_value("strategy_options", source, given_values, exc) from exc
+    parsed["strategy_options"] = rest
 
 
 def check_strategy_options(name: str, options: Mapping[str, Any]) -> None:

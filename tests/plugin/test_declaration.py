@@ -224,7 +224,7 @@ def test_precedence_marker_then_decorator_then_command_line_env_ini(
             "environment variable PYTEST_AUTOTUNE_CHECK: invalid check",
         ),
         ([], {}, "autotune_tolerance = mean:5%", "ini key autotune_tolerance: 'mean:5%': only 'median'"),
-        (["--autotune-strategy=nope"], {}, "", "unknown strategy 'nope'"),
+        (["--autotune-strategy=nope"], {}, "", "invalid strategy='nope': expected one of the strategies"),
         (["--autotune", "--autotune-update-baseline"], {}, "", "cannot be combined"),
     ],
 )

@@ -68,7 +68,7 @@ def test_validate_policy_names_the_source_and_key() -> None:
         validate_policy({"tolerance": "ten"}, source="@tunable on t")
     with pytest.raises(PolicyError, match=r"env X: unknown policy key 'budgett'"):
         validate_policy({"budgett": 3}, source="env X")
-    with pytest.raises(PolicyError, match="unknown strategy 'nope'"):
+    with pytest.raises(PolicyError, match="invalid strategy='nope': expected one of the strategies"):
         validate_policy({"strategy": "nope"}, source="s")
     with pytest.raises(PolicyError, match="invalid check='loud'"):
         validate_policy({"check": "loud"}, source="s")

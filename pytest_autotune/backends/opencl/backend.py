@@ -110,11 +110,14 @@ class OpenCLBackend(Backend):
         options: Sequence[str] = (),
         *,
         define_style: str | None = None,
+        source_name: str | None = None,
     ) -> Any:
         """:func:`build_program`: ``#define`` lines (``define_style="options"``: ``-D`` options),
-        cached per context, launches checked against limits."""
+        a ``#line`` directive naming ``source_name``, cached per context, launches checked against limits."""
         style = cast("DefineStyle", "source" if define_style is None else define_style)
-        return facade.build_program(context, source, defines, options, define_style=style)
+        return facade.build_program(
+            context, source, defines, options, define_style=style, source_name=source_name
+        )
 
     def clear_build_cache(self) -> None:
         """:func:`clear_build_cache`."""

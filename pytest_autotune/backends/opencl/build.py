@@ -37,6 +37,8 @@ from pytest_autotune.backends.opencl.defines import (
     define_macros,
     define_options,
     define_source,
+    line_directive,
+    redefined_defines,
 )
 from pytest_autotune.backends.opencl.errors import (
     COMPILE_STATUS_CODES,
@@ -45,6 +47,7 @@ from pytest_autotune.backends.opencl.errors import (
     status_name,
 )
 from pytest_autotune.backends.opencl.limits import device_limits
+from pytest_autotune.warning_types import AutotuneDefineWarning
 
 __all__ = [
     "BuildCacheInfo",
@@ -147,14 +150,18 @@ def build_program(
     options: Sequence[str] = (),
     *,
     define_style: DefineStyle = "source",
+    source_name: str | None = None,
 ) -> BuiltProgram:
     """Build ``source`` for every device of ``context`` with ``defines``, cached.
 
     ``define_style="source"`` (the default) writes one ``#define`` line per define at the top of
     the source (then ``#line 1``), so any identifier may name a define, OpenCL keywords such as
-    ``read_only`` included; ``"options"`` passes them as ``-D`` build options instead. Raises
-    :class:`KernelBuildError` (carrying the build log) when the compiler rejects the program, and
-    ``ValueError`` for a define that cannot be encoded (naming it) or an unknown style.
+    ``read_only`` included; ``"options"`` passes them as ``-D`` build options instead. With
+    ``source_name`` (the kernel file's path) the ``#line`` directive names it, so the compiler's
+    messages say ``gemm.cl:20:5`` instead of the driver's temporary file. A tuned define that the
+    source ``#define``s itself (unguarded) gives an :class:`AutotuneDefineWarning`, once per source.
+    Raises :class:`KernelBuildError` (carrying the build log) when the compiler rejects the program,
+    and ``ValueError`` for a define that cannot be encoded (naming it) or an unknown style.
     """
     if not isinstance(source, str) or not source.strip():
         raise ValueError("build_program: source must be a non-empty string of OpenCL C")
@@ -164,10 +171,12 @@ def build_program(
         expected = ", ".join(map(repr, DEFINE_STYLES))
         raise ValueError(f"build_program: define_style={define_style!r}; expected one of {expected}")
     defines = defines or {}
+    _warn_redefined(defines, source, source_name)
     if define_style == "options":
-        define_opts, compiled = define_options(defines), source
+        named = source if source_name is None else f"{line_directive(source_name)}{source}"
+        define_opts, compiled = define_options(defines), named
     else:
-        compiled, define_opts = define_source(defines, source), ()
+        compiled, define_opts = define_source(defines, source, source_name), ()
     extra = tuple(str(option) for option in options)
     key: _CacheKey = (hashlib.sha256(compiled.encode()).hexdigest(), tuple(sorted(define_opts)), extra)
     cached = _CACHE.get(context, key)
@@ -191,6 +200,30 @@ def build_program(
     program = BuiltProgram(raw, all_options, compiled)
     _CACHE.put(context, key, program)
     return program
+
+
+#: (source digest, macro) pairs already warned about: tuning builds one source hundreds of times.
+_WARNED_REDEFINED: set[tuple[str, str]] = set()
+
+
+def _warn_redefined(defines: Mapping[str, object], source: str, source_name: str | None) -> None:
+    """Warn once per source and macro when ``source`` ``#define``s a tuned define itself."""
+    found = redefined_defines(defines, source)
+    if not found:
+        return
+    digest = hashlib.sha256(source.encode()).hexdigest()
+    for macro, line in found:
+        if (digest, macro) in _WARNED_REDEFINED:
+            continue
+        _WARNED_REDEFINED.add((digest, macro))
+        where = f"{source_name or 'the kernel source'}:{line}"
+        warnings.warn(
+            f"{where}: the source #defines {macro}, which is also a tuned define; the source's value "
+            f"overrides the configured one, so every configuration builds the same {macro}. Remove the "
+            f"#define, or guard it as a fallback (#ifndef {macro} ... #endif)",
+            AutotuneDefineWarning,
+            stacklevel=4,
+        )
 
 
 class CheckedKernel:

@@ -36,7 +36,15 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Final, Literal
 
-__all__ = ["DEFINE_STYLES", "DefineStyle", "define_macros", "define_options", "define_source"]
+__all__ = [
+    "DEFINE_STYLES",
+    "DefineStyle",
+    "define_macros",
+    "define_options",
+    "define_source",
+    "line_directive",
+    "redefined_defines",
+]
 
 #: Where the defines go: ``#define`` lines in the source, or ``-D`` build options.
 DefineStyle = Literal["source", "options"]
@@ -118,14 +126,54 @@ def define_options(defines: Mapping[str, object]) -> tuple[str, ...]:
     return tuple(f"-D{macro}={text}" for macro, text in define_macros(defines, "options"))
 
 
-def define_source(defines: Mapping[str, object], source: str) -> str:
-    """``source`` after one ``#define`` line per define and ``#line 1`` (``source`` itself when none).
+def line_directive(source_name: str | None) -> str:
+    """``#line 1`` (with ``"source_name"`` when given, quotes and backslashes escaped) and a newline.
+
+    After it the compiler counts the next line as line 1 of ``source_name``, so its messages name
+    the user's kernel file and line instead of the driver's temporary file.
+    """
+    if source_name is None:
+        return "#line 1\n"
+    escaped = _LINE_BREAKS.sub(" ", source_name).replace("\\", "\\\\").replace('"', '\\"')
+    return f'#line 1 "{escaped}"\n'
+
+
+def define_source(defines: Mapping[str, object], source: str, source_name: str | None = None) -> str:
+    """``source`` after one ``#define`` line per define and a ``#line 1`` directive naming
+    ``source_name`` when given (``source`` itself when there is neither).
 
     The lines are sorted by macro name, so the same defines in any order give the same source (and
     the same cache entry): the order of ``#define`` lines does not change what a macro expands to.
     """
     macros = sorted(define_macros(defines, "source"))
-    if not macros:
+    if not macros and source_name is None:
         return source
     lines = "".join(f"#define {macro} {text}\n" for macro, text in macros)
-    return f"{lines}#line 1\n{source}"
+    return f"{lines}{line_directive(source_name)}{source}"
+
+
+_DEFINE_LINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_][A-Za-z0-9_]*)", re.MULTILINE)
+_GUARD_LINE = re.compile(
+    r"^[ \t]*#[ \t]*(?:ifndef[ \t]+([A-Za-z_][A-Za-z0-9_]*)"
+    r"|if[ \t]+!\s*defined\s*\(?\s*([A-Za-z_][A-Za-z0-9_]*))",
+    re.MULTILINE,
+)
+
+
+def redefined_defines(defines: Mapping[str, object], source: str) -> tuple[tuple[str, int], ...]:
+    """The tuned defines that ``source`` itself ``#define``s without an ``#ifndef NAME`` guard, with
+    the line of each (1-based), in source order.
+
+    A ``#define WIDTH 4096`` in the kernel silently overrides the configured ``WIDTH`` (the compiler
+    only warns that the macro was redefined), so the tuner would time the same program under every
+    value. A guarded default (``#ifndef WIDTH`` / ``#define WIDTH 4096`` / ``#endif``) is the usual
+    way to give a fallback and is not reported.
+    """
+    tuned = {macro for macro, _ in define_macros(defines, "source")}
+    guarded = {m.group(1) or m.group(2) for m in _GUARD_LINE.finditer(source)}
+    found: list[tuple[str, int]] = []
+    for match in _DEFINE_LINE.finditer(source):
+        name = match.group(1)
+        if name in tuned and name not in guarded:
+            found.append((name, source.count("\n", 0, match.start()) + 1))
+    return tuple(found)

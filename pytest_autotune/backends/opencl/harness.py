@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import os
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -59,15 +60,23 @@ class _TimedBuildAutotune(Autotune):
     def build(
         self,
         context: Any,
-        source: str,
+        source: str | os.PathLike[str],
         *,
         defines: Mapping[str, Any] | None = None,
         options: Sequence[str] = (),
         define_style: str | None = None,
+        source_name: str | None = None,
     ) -> Any:
         start = time.perf_counter()
         try:
-            return super().build(context, source, defines=defines, options=options, define_style=define_style)
+            return super().build(
+                context,
+                source,
+                defines=defines,
+                options=options,
+                define_style=define_style,
+                source_name=source_name,
+            )
         finally:
             self.build_seconds += time.perf_counter() - start
 

@@ -26,9 +26,13 @@ from pytest_autotune.entry import DamagedEntryError
 from pytest_autotune.plugin.modes.check import select_config
 from pytest_autotune.plugin.modes.item_plan import ItemPlan
 from pytest_autotune.plugin.modes.warm_start import warm_start
-from pytest_autotune.policy import PolicyError, merge_policy
+from pytest_autotune.policy import Policy, PolicyError, merge_policy
 from pytest_autotune.space.errors import SpaceError
-from pytest_autotune.tuning.validation import validate_policy
+from pytest_autotune.tuning.validation import (
+    check_strategy_options,
+    translate_strategy_options,
+    validate_policy,
+)
 
 if TYPE_CHECKING:
     import pytest
@@ -70,6 +74,25 @@ def _damaged_entry_message(nodeid: str, error: DamagedEntryError) -> str:
     )
 
 
+def _checked_strategy(nodeid: str, policy: Policy) -> Policy:
+    """``policy`` with its strategy options checked against the strategy the layers chose.
+
+    Options given without a strategy on the same layer (``@tunable(strategy_options={...})`` with
+    the strategy from the command line) are checked here, at collection, rather than failing the
+    test when it runs; Kernel Tuner's option names are translated for that strategy.
+    """
+    if not policy.strategy_options:
+        return policy
+    try:
+        options = translate_strategy_options(policy.strategy, policy.strategy_options, nodeid)
+        check_strategy_options(policy.strategy, options)
+    except PolicyError as exc:
+        raise PlanError(str(exc)) from exc
+    except (TypeError, ValueError, ImportError) as exc:
+        raise PlanError(f"{nodeid}: strategy {policy.strategy!r}: {exc}") from exc
+    return replace(policy, strategy_options=options)
+
+
 def plan_item(session: AutotuneSession, item: pytest.Item) -> ItemPlan | None:
     """The plan of ``item``, or None when it is not a tunable test; raises :class:`PlanError`."""
     obj = getattr(item, "obj", None)
@@ -89,7 +112,9 @@ def plan_item(session: AutotuneSession, item: pytest.Item) -> ItemPlan | None:
             f"{item.nodeid}: a @tunable test must request the 'autotune' fixture "
             "(it gives the configuration and measures it)"
         )
-    policy = merge_policy([session.settings.policy_layer, spec.policy, *layers])
+    policy = _checked_strategy(
+        item.nodeid, merge_policy([session.settings.policy_layer, spec.policy, *layers])
+    )
     fixturenames = getattr(item, "fixturenames", ())
     try:
         device = session.devices.key_for(fixturenames)

@@ -13,6 +13,7 @@ classes.
 from __future__ import annotations
 
 import array as pyarray
+import copy as _copy
 import math
 import numbers
 from abc import ABC, abstractmethod
@@ -280,6 +281,13 @@ class Param(ABC):
                 f"{self._label()}: default {self.default!r} is not in its domain {self.describe()}",
                 parameter=self.name,
             )
+
+    def with_default(self, value: Any) -> Param:
+        """A copy of this parameter whose default is ``value``; ``SpaceError`` when not in the domain."""
+        copy = _copy.copy(self)
+        copy.default = value
+        copy._check_default()
+        return copy
 
     def bind(self, name: str) -> Param:
         """Give the parameter its name (the keyword it was declared under)."""
