@@ -3,7 +3,9 @@
 The registry maps a name to ``"module:Class"`` and imports the module only
 when the strategy is asked for, so importing this package costs nothing
 (no numpy, no torch). Strategy options can be given as a spec string,
-``"name:key=value,key=value"``, parsed by :func:`parse_strategy_spec`.
+``"name:key=value,key=value"``, parsed by :func:`parse_strategy_spec`. Kernel Tuner's strategy names
+are aliases of the registered strategy of the same kind (:data:`KERNEL_TUNER_ALIASES`,
+:func:`canonical_strategy`), so a ``tune_kernel(strategy="genetic_algorithm")`` call moves over as it is.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import ast
 import importlib
 import inspect
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     import numpy as np
@@ -21,7 +23,10 @@ if TYPE_CHECKING:
     from pytest_autotune.strategies.base import Strategy
 
 __all__ = [
+    "KERNEL_TUNER_ALIASES",
+    "KERNEL_TUNER_ONLY",
     "available_strategies",
+    "canonical_strategy",
     "get_strategy",
     "make_strategy",
     "parse_strategy_spec",
@@ -39,6 +44,41 @@ _REGISTRY: dict[str, str] = {
     "bandit": "pytest_autotune.strategies.bandit:AUCBandit",
     "bo": "pytest_autotune.strategies.bo:BayesianOptimization",
 }
+
+#: Kernel Tuner strategy name -> the registered strategy of the same kind.
+KERNEL_TUNER_ALIASES: Final[Mapping[str, str]] = {
+    "brute_force": "exhaustive",
+    "random_sample": "random",
+    "genetic_algorithm": "genetic",
+    "simulated_annealing": "anneal",
+    "bayes_opt": "bo",
+    "mls": "local",
+    "greedy_mls": "local",
+    "ordered_greedy_mls": "local",
+    "greedy_ils": "local",
+}
+
+#: Kernel Tuner strategy names with no counterpart here -> the registered strategy to use instead.
+KERNEL_TUNER_ONLY: Final[Mapping[str, str]] = {
+    "basinhopping": "local",
+    "minimize": "pattern",
+    "dual_annealing": "anneal",
+    "firefly_algorithm": "genetic",
+    "pso": "genetic",
+}
+
+
+def canonical_strategy(name: str) -> str:
+    """The registered name for ``name``: a Kernel Tuner alias is translated, any other name is kept.
+
+    A Kernel Tuner name without a counterpart raises ``ValueError`` naming the strategy to use.
+    """
+    if name in KERNEL_TUNER_ONLY:
+        instead = KERNEL_TUNER_ONLY[name]
+        raise ValueError(
+            f"Kernel Tuner's {name!r} has no counterpart here: use {instead!r}, or 'bo', the default"
+        )
+    return KERNEL_TUNER_ALIASES.get(name, name)
 
 
 def available_strategies() -> list[str]:

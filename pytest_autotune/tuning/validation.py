@@ -92,11 +92,11 @@ def parse_strategy(value: str) -> tuple[str, dict[str, Any]]:
     """``"bo"`` or ``"bo:initial=10"`` -> (name, options); the name must be a registered strategy.
 
     Kernel Tuner's strategy and option names are accepted and translated
-    (:mod:`pytest_autotune.strategies.kernel_tuner_names`): ``genetic_algorithm:popsize=20`` is
+    (:mod:`pytest_autotune.strategies.options`): ``genetic_algorithm:popsize=20`` is
     ``genetic`` with ``population=20``.
     """
-    from pytest_autotune.strategies import available_strategies, parse_strategy_spec
-    from pytest_autotune.strategies.kernel_tuner_names import canonical_strategy, translate_options
+    from pytest_autotune.strategies import available_strategies, canonical_strategy, parse_strategy_spec
+    from pytest_autotune.strategies.options import translate_options
 
     given, options = parse_strategy_spec(value)
     known = ", ".join(available_strategies())
@@ -142,7 +142,7 @@ def translate_strategy_options(name: str, options: Mapping[str, Any], source: st
 
     Errors name ``source``.
     """
-    from pytest_autotune.strategies.kernel_tuner_names import translate_options
+    from pytest_autotune.strategies.options import translate_options
 
     try:
         return translate_options(name, options)
@@ -152,7 +152,7 @@ def translate_strategy_options(name: str, options: Mapping[str, Any], source: st
 
 def _take_budget_options(parsed: dict[str, Any], source: str) -> None:
     """Move Kernel Tuner's ``max_fevals``/``time_limit`` strategy options into ``budget`` (in place)."""
-    from pytest_autotune.strategies.kernel_tuner_names import BUDGET_OPTIONS, budget_from_options
+    from pytest_autotune.strategies.options import BUDGET_OPTIONS, budget_from_options
 
     budget, rest = budget_from_options(parsed["strategy_options"])
     if budget is None:

@@ -17,11 +17,8 @@ from pytest_autotune.api import TunableSpec, get_spec
 from pytest_autotune.backends.opencl.defines import define_source, line_directive, redefined_defines
 from pytest_autotune.policy import PolicyError
 from pytest_autotune.space.errors import SpaceError
-from pytest_autotune.strategies.kernel_tuner_names import (
-    NO_COUNTERPART,
-    STRATEGY_ALIASES,
-    budget_from_options,
-)
+from pytest_autotune.strategies import KERNEL_TUNER_ALIASES, KERNEL_TUNER_ONLY
+from pytest_autotune.strategies.options import budget_from_options
 from pytest_autotune.tuning.validation import validate_policy
 
 pytest_plugins = ["pytester"]
@@ -69,18 +66,18 @@ def test_bad_defaults_name_the_test_and_parameter(declaration: dict[str, Any], m
 
 
 # -- 14: Kernel Tuner's strategy names and strategy_options --------------------------------------------
-@pytest.mark.parametrize(("kernel_tuner", "ours"), sorted(STRATEGY_ALIASES.items()))
+@pytest.mark.parametrize(("kernel_tuner", "ours"), sorted(KERNEL_TUNER_ALIASES.items()))
 def test_kernel_tuner_strategy_names_are_aliases(kernel_tuner: str, ours: str) -> None:
     assert validate_policy({"strategy": kernel_tuner}, source="t")["strategy"] == ours
 
 
-@pytest.mark.parametrize("name", sorted(NO_COUNTERPART))
+@pytest.mark.parametrize("name", sorted(KERNEL_TUNER_ONLY))
 def test_kernel_tuner_names_without_a_counterpart_say_what_to_use(name: str) -> None:
     with pytest.raises(PolicyError) as caught:
         validate_policy({"strategy": name}, source="@tunable on t")
     message = str(caught.value)
     assert f"Kernel Tuner's {name!r} has no counterpart here" in message
-    assert f"use {NO_COUNTERPART[name]!r}" in message
+    assert f"use {KERNEL_TUNER_ONLY[name]!r}" in message
     assert "expected unknown strategy" not in message  # the old, garbled wording
 
 
