@@ -103,10 +103,11 @@ class Backend(ABC):
         another error saying why when the device exists but cannot be used.
         """
 
-    def environment_spec(self) -> str | None:
-        """A device choice the environment makes for every process (``$PYOPENCL_CTX``), or None.
+    def environment_spec(self, env: Mapping[str, str] | None = None) -> str | None:
+        """The device choice an environment makes (``$PYOPENCL_CTX``), or None.
 
-        When set, every xdist worker uses that device instead of taking one device each.
+        ``env`` is the environment of some worker process (None: this process's). When set, the
+        worker uses that device instead of taking one device of its own.
         """
         return None
 
@@ -120,6 +121,15 @@ class Backend(ABC):
 
     def spec_of(self, device: Any) -> str | None:
         """A spec with which :meth:`select` in another process picks ``device``; None when any will do."""
+        return self.key(device)
+
+    def identity(self, device: Any) -> str:
+        """Which physical device ``device`` is, among those of its host (the default: its key).
+
+        Two workers on one host whose devices have the same identity time on the same silicon;
+        devices of the same type (the same key) have different identities. A backend with
+        several devices overrides this with what tells them apart (a PCI address, an index).
+        """
         return self.key(device)
 
     def limits(self, device: Any) -> DeviceLimits:

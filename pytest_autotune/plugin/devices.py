@@ -6,12 +6,23 @@ on the host backend, keyed ``host:<cpu model>``), and the backend does discovery
 and information. This module decides which of a backend's devices this process uses:
 
 * ``--autotune-device`` (one spec, or under xdist a comma-separated list), else the device the
-  environment chooses for the backend (OpenCL: ``PYOPENCL_CTX``), else the first usable device.
-* Under xdist, worker ``gwK`` takes entry ``K`` (cyclically) of a ``--autotune-device`` list;
-  without a list, usable device ``K`` (cyclically) of the backend, unless the environment or a
-  single spec pins every worker to one device. Workers that land on the same device share it
-  (:meth:`DeviceResolver.shared_by`): their timings interfere. The host is one device, shared by
-  every worker.
+  environment chooses for the backend (OpenCL: ``PYOPENCL_CTX``, which a ``--tx`` spec may set per
+  worker: ``popen//env:PYOPENCL_CTX=0:1``), else the first usable device.
+* Under xdist, the workers that run on one host (:class:`WorkerSlot`: the controller tells each
+  worker which of its peers share its host, :mod:`pytest_autotune.plugin.xdist_hosts`) are counted
+  apart from those of other hosts: the K-th worker of a host takes entry ``K`` (cyclically) of a
+  ``--autotune-device`` list, else the device its environment names, else usable device ``K``
+  (cyclically) of the backend.
+* Workers share a device (:meth:`DeviceResolver.shared_by`: their timings interfere) only when
+  they run on the same host and their devices are the same physical device
+  (:meth:`Backend.identity <pytest_autotune.backends.base.Backend.identity>`: a PCI address or
+  an index), never merely because two devices are of the same type: eight identical GPUs are
+  eight devices with one key, so their workers tune side by side and write one entry per test.
+  The host is one device, shared by every worker on it.
+
+Each worker works out its peers' devices the way they do (same host, same device list), so no
+message is exchanged. Where a peer's environment is unknown (a remote host whose variable this
+worker's own ``--tx`` spec overrides and the peer's does not), the peer counts as setting nothing.
 
 A backend's devices are resolved when a test of that backend first needs its key, so a run
 without OpenCL tests never imports pyopencl.
@@ -19,8 +30,9 @@ without OpenCL tests never imports pyopencl.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_autotune.backends import Backend, backend_for_fixtures, get_backend
@@ -30,15 +42,33 @@ __all__ = ["Assignment", "DeviceResolver", "WorkerSlot"]
 
 @dataclass(frozen=True)
 class WorkerSlot:
-    """This process's place among xdist workers (index 0 of 1 without xdist)."""
+    """This process's place among the xdist workers of its host (index 0 of 1 without xdist).
+
+    ``index`` and ``count`` count the workers on this host only. ``overrides`` holds, per worker
+    of this host (by ``index``), the environment variables its ``--tx`` spec sets (``env:``);
+    empty when none set any. ``base`` holds the values the other workers inherit for variables
+    that this worker's own spec overrides, where the controller knows them (its own host).
+    """
 
     index: int = 0
     count: int = 1
+    host: str = "local"
+    overrides: tuple[Mapping[str, str], ...] = ()
+    base: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def parallel(self) -> bool:
-        """True when several workers run at once."""
+        """True when several workers run at once on this host."""
         return self.count > 1
+
+    def environment(self, peer: int) -> Mapping[str, str]:
+        """The environment worker ``peer`` of this host runs with, as far as this worker can tell."""
+        if not self.overrides or peer == self.index:
+            return os.environ
+        mine = self.overrides[self.index]
+        inherited = {k: v for k, v in os.environ.items() if k not in mine}
+        inherited.update(self.base)
+        return {**inherited, **self.overrides[peer]}
 
 
 @dataclass(frozen=True)
@@ -111,17 +141,29 @@ class DeviceResolver:
         return found
 
     def _assign(self, backend: Backend) -> tuple[Any, int]:
-        slots = range(self.worker.count)
+        if not self.worker.parallel:
+            spec = self.specs[self.worker.index % len(self.specs)] if self.specs else None
+            return backend.select(spec), 1
+        usable: list[Any] | None = None
+        identities: list[str] = []
+        device: Any = None
+        for peer in range(self.worker.count):
+            spec = self._choice(backend, peer)
+            if spec is None:
+                usable = backend.usable_devices() if usable is None else usable
+                if not usable:
+                    return backend.select(None), self.worker.count  # raises, listing what exists
+                chosen = usable[peer % len(usable)]
+            else:
+                chosen = backend.select(spec)
+            identities.append(backend.identity(chosen))
+            if peer == self.worker.index:
+                device = chosen
+        mine = identities[self.worker.index]
+        return device, sum(1 for identity in identities if identity == mine)
+
+    def _choice(self, backend: Backend, peer: int) -> str | None:
+        """The spec worker ``peer`` of this host selects its device with; None: its usable device."""
         if self.specs:
-            keys = [backend.key(backend.select(s)) for s in self.specs]
-            mine = self.worker.index % len(self.specs)
-            sharing = sum(1 for k in slots if keys[k % len(keys)] == keys[mine])
-            return backend.select(self.specs[mine]), sharing
-        if not self.worker.parallel or backend.environment_spec():
-            return backend.select(None), self.worker.count
-        usable = backend.usable_devices()
-        if not usable:
-            return backend.select(None), self.worker.count  # raises, listing what is available
-        mine = self.worker.index % len(usable)
-        sharing = sum(1 for k in slots if k % len(usable) == mine)
-        return usable[mine], sharing
+            return self.specs[peer % len(self.specs)]
+        return backend.environment_spec(self.worker.environment(peer))

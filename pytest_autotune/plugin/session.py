@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_autotune.plugin.compare.git_ref import ResolvedRef, resolve_ref
-from pytest_autotune.plugin.devices import DeviceResolver, WorkerSlot
+from pytest_autotune.plugin.devices import DeviceResolver
 from pytest_autotune.plugin.options import PolicyValidator, Settings, resolve
 from pytest_autotune.plugin.workers.protocol import ENV_VAR, WorkerSpec
+from pytest_autotune.plugin.xdist_hosts import slot_from_workerinput
 from pytest_autotune.store.reading import Store
 from pytest_autotune.store.writing import check_writable
 
@@ -102,11 +103,7 @@ class AutotuneSession:
         self.store = Store.load(self.settings.cache_path)
         self.trial_worker = _trial_worker_spec()
         workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
-        if workerinput is None:
-            self.worker = WorkerSlot()
-        else:
-            index = int(re.sub(r"\D", "", str(workerinput.get("workerid", "gw0"))) or 0)
-            self.worker = WorkerSlot(index, int(workerinput.get("workercount", 1)))
+        self.worker = slot_from_workerinput(workerinput)
         self.is_worker = workerinput is not None
         settings = self.settings
         writer = not self.is_worker and self.trial_worker is None  # the process that writes the store

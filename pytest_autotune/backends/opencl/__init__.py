@@ -35,6 +35,7 @@ _EXPORTS: dict[str, str] = {
     "device_key": "device",
     "event_seconds": "device",
     "list_devices": "device",
+    "pci_address": "device",
     "probe_device": "device",
     "select_device": "device",
     "BuildCacheInfo": "build",
@@ -76,6 +77,7 @@ __all__ = [
     "device_limits",
     "event_seconds",
     "list_devices",
+    "pci_address",
     "probe_device",
     "select_device",
     "status_name",
@@ -105,6 +107,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         device_key,
         event_seconds,
         list_devices,
+        pci_address,
         probe_device,
         select_device,
     )

@@ -61,9 +61,9 @@ class OpenCLBackend(Backend):
         """:func:`select_device`: a spec, else ``$PYOPENCL_CTX``, else the first usable device."""
         return facade.select_device(spec)
 
-    def environment_spec(self) -> str | None:
-        """``$PYOPENCL_CTX`` when set (it pins every worker to one device)."""
-        return os.environ.get("PYOPENCL_CTX") or None
+    def environment_spec(self, env: Mapping[str, str] | None = None) -> str | None:
+        """``$PYOPENCL_CTX`` of ``env`` (default: this process's environment) when set."""
+        return (os.environ if env is None else env).get("PYOPENCL_CTX") or None
 
     def key(self, device: Any) -> str:
         """:func:`device_key`: ``"<platform name> / <device name>"``."""
@@ -79,6 +79,11 @@ class OpenCLBackend(Backend):
             if entry.device == device:
                 return str(entry.spec)
         return self.key(device)
+
+    def identity(self, device: Any) -> str:
+        """The device's PCI address when the driver reports one (:func:`pci_address`), else its
+        ``"P:D"`` spec: stable across processes on one host, different for identical devices."""
+        return facade.pci_address(device) or str(self.spec_of(device))
 
     def limits(self, device: Any) -> DeviceLimits:
         """Maximum work-group size, work-items per dimension and local memory of ``device``."""

@@ -10,6 +10,8 @@
   :class:`DeviceUnusableError` with its build log (:func:`probe_device`), so
   that a broken driver is reported once, not learnt as every configuration
   being infeasible.
+* :func:`pci_address` tells identical devices apart (two GPUs of one model have one key, and
+  are two devices that workers may time on at once).
 * :func:`device_key` names a device in ``autotune.json``: platform and device
   name only (driver and versions change with updates and are kept as
   information by :func:`device_info`).
@@ -42,6 +44,7 @@ __all__ = [
     "device_key",
     "event_seconds",
     "list_devices",
+    "pci_address",
     "probe_device",
     "select_device",
 ]
@@ -220,6 +223,31 @@ def _match_device(text: str, origin: str, entries: Sequence[DeviceEntry]) -> cl.
 def device_key(device: cl.Device) -> str:
     """Stable name of ``device``: ``"<platform name> / <device name>"`` (no driver or version)."""
     return f"{_clean(device.platform.name)} / {_clean(device.name)}"
+
+
+def _vendor_info(device: cl.Device, name: str) -> Any:
+    """``device.<name>`` (a vendor extension's query), None when the driver does not answer it."""
+    try:
+        return getattr(device, name)
+    except (AttributeError, cl.Error):
+        return None
+
+
+def pci_address(device: cl.Device) -> str | None:
+    """``"pci:<domain>:<bus>:<slot>"`` (hex) of ``device`` when its driver reports where it sits, else None.
+
+    Read from NVIDIA's (``cl_nv_device_attribute_query``) or AMD's
+    (``cl_amd_device_attribute_query``) extension; CPU devices (PoCL) have none.
+    """
+    bus = _vendor_info(device, "pci_bus_id_nv")
+    if bus is not None:
+        domain = _vendor_info(device, "pci_domain_id_nv") or 0
+        slot = _vendor_info(device, "pci_slot_id_nv") or 0
+        return f"pci:{int(domain):04x}:{int(bus):02x}:{int(slot):02x}"
+    topology = _vendor_info(device, "topology_amd")
+    if topology is not None and hasattr(topology, "bus"):
+        return f"pci:0000:{int(topology.bus):02x}:{int(topology.device):02x}.{int(topology.function)}"
+    return None
 
 
 def device_info(device: cl.Device) -> dict[str, Any]:
