@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "AutotuneBusyBaselineWarning",
     "AutotuneDefineWarning",
     "AutotuneInconclusiveWarning",
     "AutotuneNoMeasurementWarning",
@@ -39,3 +40,7 @@ class AutotuneInconclusiveWarning(AutotuneWarning):
 
 class AutotuneDefineWarning(AutotuneWarning):
     """The kernel source ``#define``s a tuned parameter itself, overriding the configured value."""
+
+
+class AutotuneBusyBaselineWarning(AutotuneWarning):
+    """A baseline was written whose noise gives it a tolerance above 30%: the machine was busy."""

@@ -23,6 +23,9 @@ while, then gets :class:`JournalBusy` naming the holder's pid, without having
 touched the journal. Written with ``flock`` directly rather than with ``filelock`` (which the
 store uses) because the lock file also carries the holder's pid, written through the descriptor
 that holds the lock, while ``filelock`` manages its lock files' content and lifetime itself.
+The holder removes the lock file before it unlocks, so a finished run leaves none behind; a
+waiter that then gets the lock of the removed file sees that the path no longer names the file
+it locked and starts over on the new one, so two processes never hold the lock at once.
 """
 
 from __future__ import annotations
@@ -89,30 +92,59 @@ def hold_journal(path: str | os.PathLike[str], *, wait: float = 10.0) -> Iterato
         return
     lock_path = Path(path).with_name(Path(path).name + ".lock")
     lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "a+", encoding="utf-8") as lock:
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    lock.seek(0)
-                    holder = lock.read().strip() or "unknown"
-                    raise JournalBusy(
-                        path,
-                        f"this test is being tuned by another process (pid {holder}); "
-                        f"waited {wait:g}s, left its journal untouched",
-                    ) from None
-                time.sleep(0.1)
+    deadline = time.monotonic() + wait
+    while True:
+        lock = open(lock_path, "a+", encoding="utf-8")  # noqa: SIM115 (closed below on every path)
         try:
-            lock.seek(0)
-            lock.truncate()
-            lock.write(str(os.getpid()))
-            lock.flush()
-            yield
-        finally:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+            if _take(fcntl, lock, lock_path, deadline, (path, wait)):
+                break
+        except BaseException:
+            lock.close()
+            raise
+        lock.close()  # the file was removed by its last holder: lock the new one
+    try:
+        lock.seek(0)
+        lock.truncate()
+        lock.write(str(os.getpid()))
+        lock.flush()
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            lock_path.unlink()  # while still holding it (module docstring)
+        fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+        lock.close()
+
+
+def _take(
+    fcntl: Any, lock: IO[str], lock_path: Path, deadline: float, waiting: tuple[str | os.PathLike[str], float]
+) -> bool:
+    """Wait for the lock of the open file ``lock``; False when it was taken from a file that is no
+    longer at ``lock_path`` (its holder removed it). After ``deadline``, :class:`JournalBusy` for
+    ``waiting``, the journal and the seconds its caller waits."""
+    while True:
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                lock.seek(0)
+                holder = lock.read().strip() or "unknown"
+                journal, wait = waiting
+                raise JournalBusy(
+                    journal,
+                    f"this test is being tuned by another process (pid {holder}); "
+                    f"waited {wait:g}s, left its journal untouched",
+                ) from None
+            time.sleep(0.1)
+    try:
+        current = os.stat(lock_path)
+    except FileNotFoundError:
+        current = None
+    mine = os.fstat(lock.fileno())
+    if current is not None and (current.st_ino, current.st_dev) == (mine.st_ino, mine.st_dev):
+        return True
+    fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+    return False
 
 
 def _normalise(value: Any) -> Any:

@@ -262,3 +262,45 @@ def test_the_journal_lock_names_the_holder_and_is_released(tmp_path: Path) -> No
     with hold_journal(journal, wait=0.2):  # released when the holder left
         pass
     assert not journal.exists()  # only the lock file was created
+
+
+def test_the_journal_lock_file_is_removed_when_released(tmp_path: Path) -> None:
+    from pytest_autotune.tuning.journal import hold_journal
+
+    journal = tmp_path / "j.jsonl"
+    with hold_journal(journal):
+        assert (tmp_path / "j.jsonl.lock").exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_waiter_on_a_removed_lock_file_takes_the_new_one(tmp_path: Path) -> None:
+    """Processes racing for one journal never hold it at once, though each holder removes the file."""
+    import multiprocessing
+
+    journal = tmp_path / "j.jsonl"
+    log = tmp_path / "log.txt"
+    context = multiprocessing.get_context("fork")
+    workers = [context.Process(target=_hold_and_log, args=(journal, log)) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(30)
+        assert worker.exitcode == 0
+    events = log.read_text().split()
+    assert len(events) == 4 * 2 * 5
+    assert events == ["in", "out"] * (len(events) // 2)  # never two "in" in a row
+    assert not (tmp_path / "j.jsonl.lock").exists()
+
+
+def _hold_and_log(journal: Path, log: Path) -> None:
+    import time
+
+    from pytest_autotune.tuning.journal import hold_journal
+
+    for _ in range(5):
+        with hold_journal(journal, wait=30):
+            with log.open("a") as out:
+                out.write("in\n")
+            time.sleep(0.01)
+            with log.open("a") as out:
+                out.write("out\n")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pytest_autotune.entry import StoreEntry, TuningRecord
 from pytest_autotune.plugin.modes.baseline import BaselineMeter, FreshProcessBaseline, InProcessBaseline
+from pytest_autotune.plugin.modes.busy_baseline import warn_if_busy
 from pytest_autotune.plugin.modes.check import CheckReport, check
 from pytest_autotune.plugin.modes.tune import TuningFailed, tune
 from pytest_autotune.plugin.modes.warm_start import remember
@@ -201,17 +202,19 @@ def _tune(
         "kept the committed configuration (no better one beyond noise)" if report.kept_committed else ""
     )
     where = f"the tuning result of {item.nodeid}"
+    new_baseline = report.baseline.to_entry(plan.policy.unit)
     result.entry = bounded(
         StoreEntry(
             config=config,
             space_hash=plan.spec.space.space_hash,
-            baseline=report.baseline.to_entry(plan.policy.unit),
+            baseline=new_baseline,
             tuning=TuningRecord.from_json(report.summary, where=where),
             metrics=result.metrics,
             history=report.history,
         )
     )
     result.device_info = session.devices.info_for(plan.device)
+    result.tolerance = warn_if_busy(item.nodeid, plan.device, new_baseline, plan.policy.rule)
     remember(session.config.stash, plan.device, item.nodeid, result.entry)
     progress.done(_done_text(result))
     return result, None
@@ -243,6 +246,7 @@ def _check(
         metrics = _metrics(autotune, report.new_baseline.stats.median, plan.policy.unit)
         baseline = report.new_baseline.to_entry(plan.policy.unit)
         result.entry = replace(entry, baseline=baseline, commit_info=None, metrics=metrics)
+        result.tolerance = warn_if_busy(item.nodeid, plan.device, baseline, plan.policy.rule)
         result.device_info = session.devices.info_for(plan.device)
     return result, report.failure
 

@@ -45,6 +45,7 @@ from pytest_autotune.plugin.report.search_trace import SearchTrace
 from pytest_autotune.plugin.workers.runner import TrialRunner, run_final
 from pytest_autotune.policy import Policy
 from pytest_autotune.timing.measure import Stats, round_significant
+from pytest_autotune.tuning.warm_start import source_design
 
 if TYPE_CHECKING:
     import pytest
@@ -291,7 +292,8 @@ def tune(
             "seed": result.seed,
             "duration": round_significant(time.perf_counter() - started, 3),
         }
-        trace = SearchTrace.of_search(result, policy.unit)
+        suggested = source_design(autotune.space, warm.sources) if warm is not None else []
+        trace = SearchTrace.of_search(result, policy.unit, suggested)
         if not result.feasible:
             raise TuningFailed(_infeasible_message(result), summary, trace)
         finalists, default_index, committed_index = _candidates(

@@ -27,7 +27,7 @@ from pytest_autotune.plugin.report.summary_text import (
 if TYPE_CHECKING:
     from pytest_autotune.plugin.report.results import AutotuneResult
 
-__all__ = ["INDEX", "picture_name", "write_report"]
+__all__ = ["INDEX", "parameters_name", "picture_name", "write_report"]
 
 #: Name of the page in the report folder.
 INDEX: Final = "index.html"
@@ -72,13 +72,25 @@ def _draw(directory: Path, result: AutotuneResult) -> str | None:
     search = result.search or {}
     if not search.get("trials"):
         return None
+    from pytest_autotune.plugin.report.params import draw_parameters
     from pytest_autotune.plugin.report.plot import draw_convergence
 
     name = picture_name(result)
+    trace = SearchTrace.from_json(search)
+    reported = (result.stats or {}).get("median") if result.state == "tuned" else None
     draw_convergence(
-        SearchTrace.from_json(search), directory / name, title=result.nodeid, subtitle=_subtitle(result)
+        trace, directory / name, title=result.nodeid, subtitle=_subtitle(result), reported=reported
     )
+    if trace.params and trace.configs:
+        draw_parameters(
+            trace, directory / parameters_name(name), title=f"{result.nodeid}: {_subtitle(result)}"
+        )
     return name
+
+
+def parameters_name(picture: str) -> str:
+    """The file name of the per-parameter picture beside the convergence plot ``picture``."""
+    return picture.removesuffix(".png") + "-params.png"
 
 
 def _cell(text: str, css: str = "") -> str:
@@ -118,12 +130,16 @@ def _row(result: AutotuneResult, picture: str | None) -> str:
     )
 
 
-def _figure(result: AutotuneResult, name: str) -> str:
+def _figure(directory: Path, result: AutotuneResult, name: str) -> str:
     test, device, link = (html.escape(text) for text in (result.nodeid, result.device, name))
-    return (
-        f'<h2 id="{link}">{test} <small>({device})</small></h2>\n'
-        f'<img src="{link}" alt="convergence plot of {test}">'
-    )
+    parts = [
+        f'<h2 id="{link}">{test} <small>({device})</small></h2>',
+        f'<img src="{link}" alt="convergence plot of {test}">',
+    ]
+    if (directory / parameters_name(name)).is_file():
+        second = html.escape(parameters_name(name))
+        parts.append(f'<img src="{second}" alt="time against each parameter of {test}">')
+    return "\n".join(parts)
 
 
 def write_report(directory: Path, results: list[AutotuneResult], *, title: str) -> Path:
@@ -132,16 +148,20 @@ def write_report(directory: Path, results: list[AutotuneResult], *, title: str) 
     pictures = {id(result): _draw(directory, result) for result in results}
     header = ["test", "device", "state", "time", "vs default", "trials", "metrics", "configuration"]
     rows = [_row(result, pictures[id(result)]) for result in results]
-    figures = [_figure(result, name) for result in results if (name := pictures[id(result)]) is not None]
+    figures = [
+        _figure(directory, result, name) for result in results if (name := pictures[id(result)]) is not None
+    ]
     page = "\n".join(
         [
             "<!DOCTYPE html>",
             '<html lang="en"><head><meta charset="utf-8">',
             f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>",
             f"<h1>{html.escape(title)}</h1>",
-            "<p>Time: the chosen configuration's baseline, measured after the choice; the best trial "
-            "was one short measurement, the fastest of many, and reads lower. 'vs default' compares the "
-            "re-measured finalists' rounds of the winner and the declared default.</p>",
+            "<p>Time: the chosen configuration's new baseline, measured after the choice, what plain "
+            "runs are checked against (the gold bar in each plot). The best trial was one short "
+            "measurement, the fastest of many, and may read lower or higher. 'vs default' compares the "
+            "winner and the declared default in the same interleaved finalist rounds (the star and the "
+            "dashed line).</p>",
             "<table><thead><tr>" + "".join(f"<th>{h}</th>" for h in header) + "</tr></thead><tbody>",
             *rows,
             "</tbody></table>",

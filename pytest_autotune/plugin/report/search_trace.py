@@ -12,7 +12,8 @@ interleaved rounds, then the winner's baseline once more after the choice.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -36,19 +37,32 @@ class Finalist:
 @dataclass(frozen=True)
 class SearchTrace:
     """The trials (value as measured, or None, and outcome label, in trial order), the best trial's
-    value, and the finalists. ``maximize`` says which way is better."""
+    value, and the finalists. ``maximize`` says which way is better. ``params`` names the
+    parameters and ``configs`` holds each trial's values in that order (for the per-parameter
+    picture); ``warm`` the numbers (from 0) of the trials that evaluated a warm start's
+    configuration (the sources' best ones)."""
 
     unit: str
     maximize: bool
     best_trial: float | None
     trials: tuple[tuple[float | None, str], ...] = ()
     finalists: tuple[Finalist, ...] = field(default=())
+    params: tuple[str, ...] = ()
+    configs: tuple[tuple[Any, ...], ...] = ()
+    warm: tuple[int, ...] = ()
 
     @classmethod
-    def of_search(cls, result: TuningResult, unit: str) -> SearchTrace:
-        """The trace of a search before its finalists were re-measured."""
+    def of_search(
+        cls, result: TuningResult, unit: str, warm_configs: Sequence[Mapping[str, Any]] = ()
+    ) -> SearchTrace:
+        """The trace of a search before its finalists were re-measured; ``warm_configs`` are the
+        configurations a warm start suggested (their trials are marked)."""
         trials = tuple((record.outcome.value, str(record.outcome.label)) for record in result.history)
-        return cls(unit, result.maximize, result.best_value, trials)
+        params = tuple(result.history[0].config) if result.history else ()
+        configs = tuple(tuple(record.config.get(name) for name in params) for record in result.history)
+        suggested = [dict(config) for config in warm_configs]
+        warm = tuple(i for i, record in enumerate(result.history) if dict(record.config) in suggested)
+        return cls(unit, result.maximize, result.best_value, trials, (), params, configs, warm)
 
     def with_finalists(
         self,
@@ -75,7 +89,7 @@ class SearchTrace:
             ]
             median = stats[i].median if i in stats else None
             finalists.append(Finalist(dict(config), median, tuple(roles)))
-        return SearchTrace(self.unit, self.maximize, self.best_trial, self.trials, tuple(finalists))
+        return replace(self, finalists=tuple(finalists))
 
     def finalist(self, role: str) -> Finalist | None:
         """The finalist with ``role`` (``default``, ``winner``, ...), or None."""
@@ -93,6 +107,9 @@ class SearchTrace:
         }
         if trials:
             data["trials"] = [list(trial) for trial in self.trials]
+            data["params"] = list(self.params)
+            data["configs"] = [list(values) for values in self.configs]
+            data["warm"] = list(self.warm)
         return data
 
     @classmethod
@@ -107,4 +124,7 @@ class SearchTrace:
                 Finalist(dict(f["config"]), f.get("median"), tuple(f.get("roles", ())))
                 for f in data.get("finalists", ())
             ),
+            params=tuple(str(name) for name in data.get("params", ())),
+            configs=tuple(tuple(values) for values in data.get("configs", ())),
+            warm=tuple(int(i) for i in data.get("warm", ())),
         )

@@ -1,10 +1,11 @@
 """Short texts shared by the terminal summary, the progress lines and the report pages.
 
 One place says how a value, a set of metrics and a tuned test's time read, so that the progress
-line, the summary and ``index.html`` use the same words. In particular the time of a tuned test
-is said together with the best trial's, because the two differ by design: a trial is one short
-measurement picked as the fastest of many (biased fast), while the reported time is the winner's
-baseline, measured again after the finalists were re-measured in interleaved rounds.
+line, the summary, the pictures and ``index.html`` use the same words. A tuned test has one
+reported time, its winner's new baseline (measured in fresh processes after the choice, what plain
+runs are checked against); the best trial's time is named beside it as such, because the two differ
+by design: a trial is one short measurement picked as the fastest of many (biased fast), measured
+under whatever load the search met.
 """
 
 from __future__ import annotations
@@ -38,9 +39,10 @@ def counts_text(counts: Mapping[str, int] | None) -> str:
 
 
 def tuned_time_text(median: float | None, search: Mapping[str, Any] | None, unit: str) -> str:
-    """``8.92ms re-measured (best trial 8.16ms)``, or just the time when no trial value is known."""
+    """``8.92ms (best trial 8.16ms)``: the reported time (the winner's new baseline), then the best
+    trial's, named as such; just the time when no trial value is known."""
     shown = format_value(median, unit)
     best = (search or {}).get("best_trial")
     if best is None or median is None:
         return shown
-    return f"{shown} re-measured (best trial {format_value(best, unit)})"
+    return f"{shown} (best trial {format_value(best, unit)})"

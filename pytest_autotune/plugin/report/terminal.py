@@ -15,10 +15,16 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_autotune.outcome import LABELS
 from pytest_autotune.plugin.compare.report import json_detail, json_fields, write_compare_section
 from pytest_autotune.plugin.report.results import AutotuneResult
-from pytest_autotune.plugin.report.summary_text import format_value, metrics_text, tuned_time_text
+from pytest_autotune.plugin.report.summary_table import (
+    CHECK_LEGEND,
+    TUNED_LEGEND,
+    aligned,
+    check_rows,
+    tuned_lines,
+)
+from pytest_autotune.plugin.report.summary_text import format_value
 
 if TYPE_CHECKING:
     import pytest
@@ -26,7 +32,7 @@ if TYPE_CHECKING:
     from pytest_autotune.plugin.controller import Controller
     from pytest_autotune.plugin.session import AutotuneSession
 
-__all__ = ["export_json", "header_lines", "isolation_note", "pruned_note", "write_summary"]
+__all__ = ["export_json", "header_lines", "isolation_note", "pruned_note", "time_fields", "write_summary"]
 
 _FIXES = {
     "faster": "faster than baseline (refresh: pytest --autotune-update-baseline)",
@@ -54,12 +60,6 @@ def header_lines(session: AutotuneSession, devices: Iterable[str]) -> list[str]:
         f"autotune: mode {settings.describe_mode()}, device {device_text}, "
         f"cache {settings.cache_path} ({total})"
     ]
-
-
-def _counts(counts: dict[str, int] | None) -> str:
-    if not counts:
-        return ""
-    return ", ".join(f"{label} {counts[label]}" for label in LABELS if counts.get(label))
 
 
 def _entries(n: int) -> str:
@@ -95,12 +95,8 @@ def pruned_note(pruned: dict[str, Any] | None) -> str:
     return Pruned(int(pruned["declared"]), int(pruned["kept"]), reasons).describe()
 
 
-def _tuned_line(result: AutotuneResult) -> str:
-    tuning = result.tuning or {}
-    speedup = f"{result.speedup:.2f}x vs default" if result.speedup else "speedup unknown"
-    median = tuned_time_text((result.stats or {}).get("median"), result.search, result.unit)
-    metrics = metrics_text(result.metrics)
-    median += f"  {metrics}" if metrics else ""
+def _tuned_note(result: AutotuneResult) -> str:
+    """What else the summary says of a tuned test: warm start, kept configuration, restarts, pruning."""
     notes = [
         text
         for text in (
@@ -111,11 +107,7 @@ def _tuned_line(result: AutotuneResult) -> str:
         )
         if text
     ]
-    note = f"  [{'; '.join(notes)}]" if notes else ""
-    return (
-        f"  {result.nodeid}  {median}  {speedup}  {tuning.get('trials', 0)} trials "
-        f"({_counts(tuning.get('counts'))})  {result.config}{note}"
-    )
+    return "; ".join(notes)
 
 
 def _state_line(result: AutotuneResult) -> str:
@@ -142,17 +134,21 @@ def _device_section(
     tuned = [r for r in results if r.state == "tuned"]
     if tuned:
         tr.write_line(f"tuned {len(tuned)}:")
-        for result in tuned:
-            tr.write_line(_tuned_line(result))
+        for line in tuned_lines(tuned, [_tuned_note(r) for r in tuned]):
+            tr.write_line(line)
+        for line in TUNED_LEGEND:
+            tr.write_line(f"  {line}")
     checked = {s: n for s, n in states.items() if s in ("passed", "faster", "regression")}
     if checked:
         detail = ", ".join(f"{n} {s}" for s, n in sorted(checked.items()))
         tr.write_line(f"checked {sum(checked.values())}: {detail}")
-    for result in (r for r in results if r.metrics and r.state != "tuned"):
-        tr.write_line(
-            f"  {result.nodeid}  {format_value((result.stats or {}).get('median'), result.unit)}  "
-            f"{metrics_text(result.metrics)}"
-        )
+    header, rows = check_rows([r for r in results if r.state != "tuned"])
+    if rows:
+        for line in aligned(header, rows):
+            tr.write_line(line)
+        if any(r.limit is not None for r in results):
+            for line in CHECK_LEGEND:
+                tr.write_line(f"  {line}")
     for state, title in _FIXES.items():
         chosen = [r for r in results if r.state == state]
         if chosen:
@@ -215,6 +211,24 @@ def write_summary(tr: pytest.TerminalReporter, controller: Controller) -> None:
     _regressions_section(tr, results)
 
 
+def time_fields(result: AutotuneResult) -> dict[str, Any]:
+    """``extra_info["autotune_time"]`` of a tuned test: the one reported time (``stats``' median,
+    the winner's new baseline) and the others, each named, so that no reader mistakes one for it."""
+    search = result.search or {}
+    rounds = {
+        role: finalist.get("median")
+        for finalist in search.get("finalists", ())
+        for role in ("winner", "default")
+        if role in finalist.get("roles", ())
+    }
+    return {
+        "reported": (result.stats or {}).get("median"),
+        "reported_as": "the winner's new baseline, measured after the choice (stats)",
+        "best_trial": search.get("best_trial"),
+        "finalist_rounds": rounds,
+    }
+
+
 def _benchmark(result: AutotuneResult) -> dict[str, Any]:
     stats = dict(result.stats or {})
     mean = stats.get("mean") or 0.0
@@ -231,6 +245,7 @@ def _benchmark(result: AutotuneResult) -> dict[str, Any]:
             "state": result.state,
             "unit": result.unit,
             **({"autotune_tuning": result.tuning} if result.tuning else {}),
+            **({"autotune_time": time_fields(result)} if result.state == "tuned" else {}),
             **({"autotune_isolation": result.isolation} if result.isolation else {}),
             **(result.metrics or {}),  # as pytest-benchmark users write benchmark.extra_info[name]
             **({"autotune_pruned": result.pruned} if result.pruned else {}),
