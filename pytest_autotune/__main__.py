@@ -1,6 +1,8 @@
-"""``python -m pytest_autotune``: command-line tools (``merge`` a recovery file into ``autotune.json``).
+"""``python -m pytest_autotune``: command-line tools.
 
-Kept apart from the plugin so that ``pytest`` never imports it; see :mod:`pytest_autotune.recovery`.
+``merge`` a recovery file into ``autotune.json`` (:mod:`pytest_autotune.recovery`); ``show`` and
+``diff`` read the store (:mod:`pytest_autotune.commands`). Kept apart from the plugin so that
+``pytest`` never imports it.
 """
 
 from __future__ import annotations
@@ -10,4 +12,7 @@ import sys
 from pytest_autotune.recovery import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from pytest_autotune.commands import COMMANDS
+    from pytest_autotune.commands import main as read_store
+
+    sys.exit(read_store(sys.argv[1:]) if sys.argv[1:2] and sys.argv[1] in COMMANDS else main())

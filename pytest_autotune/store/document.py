@@ -29,6 +29,7 @@ __all__ = [
     "dumps",
     "entry_text",
     "entry_where",
+    "parse_document",
     "read_document",
 ]
 
@@ -163,6 +164,12 @@ def _validate(path: Path, data: Any) -> dict[str, Any]:
         if not isinstance(device.get("info", {}), dict):
             raise bad(f"device {key!r}: 'info' must be an object")
     return data
+
+
+def parse_document(where: Path, text: str) -> dict[str, Any]:
+    """The JSON of a store's ``text`` (read elsewhere, e.g. from a git commit), its structure
+    checked as :func:`read_document` checks a file; errors name ``where``. Raises :class:`StoreError`."""
+    return _validate(where, _loads(where, text))
 
 
 def read_document(path: Path) -> dict[str, Any]:

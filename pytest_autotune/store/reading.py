@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_autotune.entry import DamagedEntryError, StoreEntry
-from pytest_autotune.store.document import Key, entry_where, read_document
+from pytest_autotune.store.document import Key, entry_where, parse_document, read_document
 
 __all__ = ["Store"]
 
@@ -51,6 +51,13 @@ class Store:
         """Read ``path`` (a missing file is an empty store); raises :class:`StoreError`."""
         data = read_document(path)
         return cls(path, data, _parse_entries(path, data))
+
+    @classmethod
+    def parse(cls, where: Path, text: str) -> Store:
+        """The store whose file holds ``text`` (e.g. as committed at a git ref); messages name
+        ``where``. Raises :class:`StoreError`."""
+        data = parse_document(where, text)
+        return cls(where, data, _parse_entries(where, data))
 
     @property
     def exists(self) -> bool:

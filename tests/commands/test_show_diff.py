@@ -1,0 +1,158 @@
+"""``python -m pytest_autotune show`` and ``diff``: the store read outside a test run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_autotune.commands import main
+
+DEVICE = "host:cpu"
+
+
+def _entry(config: dict[str, Any], median: float, noise: float | None = None) -> dict[str, Any]:
+    baseline: dict[str, Any] = {"median": median, "unit": "s"}
+    if noise is not None:
+        baseline.update(noise=noise, processes=5)
+    return {"config": config, "space_hash": "abc", "baseline": baseline}
+
+
+def _store(path: Path, tests: dict[str, dict[str, Any]]) -> None:
+    data = {"schema_version": 1, "devices": {DEVICE: {"tests": tests}}}
+    path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=root, check=True, capture_output=True
+    )
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A repository whose first commit holds a store of three entries."""
+    _git(tmp_path, "init", "-q")
+    _store(
+        tmp_path / "autotune.json",
+        {
+            "t.py::test_a": _entry({"BS": 64, "WPT": 4}, 1e-3),
+            "t.py::test_b": _entry({"BS": 32}, 2e-3),
+            "t.py::test_c": _entry({"BS": 8}, 5e-4),
+        },
+    )
+    _git(tmp_path, "add", "autotune.json")
+    _git(tmp_path, "commit", "-qm", "tuned")
+    return tmp_path
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_show_prints_each_entry(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _store(repo / "autotune.json", {"t.py::test_a": _entry({"BS": 64, "WPT": 4}, 1e-3, noise=0.3)})
+    status, out, _ = _run(capsys, "show", "--file", str(repo / "autotune.json"))
+    assert status == 0
+    lines = out.splitlines()
+    assert lines[2] == f"device {DEVICE}"
+    assert lines[3].split() == ["test", "configuration", "baseline", "tolerance", "tuned", "commit"]
+    assert lines[5].split() == ["t.py::test_a", "BS=64,", "WPT=4", "1ms", "60%", "(noise", "30%)", "-", "-"]
+
+
+def test_show_selects_tests_and_devices(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = str(repo / "autotune.json")
+    status, out, _ = _run(capsys, "show", "--file", store, "--device", DEVICE, "test_b")
+    assert status == 0
+    assert [line.split()[0] for line in out.splitlines()[5:]] == ["t.py::test_b"]
+    status, _, err = _run(capsys, "show", "--file", store, "--device", "gpu:x")
+    assert status == 1
+    assert f"no device 'gpu:x' (devices: {DEVICE})" in err
+    status, _, err = _run(capsys, "show", "--file", store, "test_zzz")
+    assert (status, "no entry matches test_zzz" in err) == (1, True)
+
+
+def test_show_names_a_missing_or_damaged_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = _run(capsys, "show", "--file", str(tmp_path / "autotune.json"))
+    assert status == 1
+    assert "autotune.json: no such file (tune first: pytest --autotune; or pass --file)" in err
+    (tmp_path / "autotune.json").write_text('{"schema_version": 1, "devices": {')
+    status, _, err = _run(capsys, "show", "--file", str(tmp_path / "autotune.json"))
+    assert status == 1
+    assert "not valid JSON" in err
+
+
+def test_diff_lists_added_dropped_retuned_and_rebaselined(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _store(
+        repo / "autotune.json",
+        {
+            "t.py::test_a": _entry({"BS": 128, "WPT": 4}, 8e-4),  # re-tuned
+            "t.py::test_b": _entry({"BS": 32}, 2.2e-3),  # new baseline
+            "t.py::test_d": _entry({"BS": 16}, 3e-4),  # added; test_c dropped
+        },
+    )
+    status, out, _ = _run(capsys, "diff", "HEAD", "--file", str(repo / "autotune.json"))
+    assert status == 0
+    lines = out.splitlines()
+    assert lines[0].endswith(": 1 added, 1 dropped, 2 changed, 0 unchanged")
+    rows = {line.split("  ")[1].strip(): " ".join(line.split()) for line in lines[3:]}
+    assert rows["t.py::test_a"] == f"{DEVICE} t.py::test_a re-tuned BS: 64 -> 128 1ms -> 800us (-20.0%)"
+    assert rows["t.py::test_b"] == f"{DEVICE} t.py::test_b baseline BS=32 2ms -> 2.2ms (+10.0%)"
+    assert rows["t.py::test_c"] == f"{DEVICE} t.py::test_c dropped BS=8 500us"
+    assert rows["t.py::test_d"] == f"{DEVICE} t.py::test_d added BS=16 300us"
+
+
+def test_diff_writes_markdown_for_a_pull_request(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _store(repo / "autotune.json", {"t.py::test_a|x": _entry({"BS": 64}, 1e-3)})
+    status, out, _ = _run(capsys, "diff", "HEAD", "--md", "--file", str(repo / "autotune.json"))
+    assert status == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("**") and lines[0].endswith("1 added, 3 dropped, 0 changed, 0 unchanged**")
+    assert lines[2] == "| device | test | change | configuration | baseline |"
+    assert lines[3] == "|---|---|---|---|---|"
+    assert f"| {DEVICE} | `t.py::test_a\\|x` | added | BS=64 | 1ms |" in lines
+
+
+def test_diff_with_nothing_changed_says_so(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _run(capsys, "diff", "HEAD", "--file", str(repo / "autotune.json"))
+    assert status == 0
+    assert out.strip().endswith("0 added, 0 dropped, 0 changed, 3 unchanged")
+
+
+def test_diff_errors_name_the_bad_ref_and_the_damaged_side(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = str(repo / "autotune.json")
+    status, _, err = _run(capsys, "diff", "no-such-branch", "--file", store)
+    assert status == 1
+    assert "'no-such-branch' names no commit of" in err
+    (repo / "autotune.json").write_text("{")
+    _git(repo, "commit", "-qam", "broken")
+    _store(repo / "autotune.json", {})
+    status, _, err = _run(capsys, "diff", "HEAD", "--file", store)
+    assert status == 1
+    assert "at HEAD: HEAD:autotune.json: not valid JSON" in err
+
+
+def test_diff_of_a_file_absent_at_the_ref(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _store(repo / "other.json", {"t.py::test_a": _entry({"BS": 64}, 1e-3)})
+    status, out, _ = _run(capsys, "diff", "HEAD", "--file", str(repo / "other.json"))
+    assert status == 0
+    assert "(absent there: every entry is new): 1 added" in out.splitlines()[0]
+
+
+def test_python_dash_m_dispatches_show_and_keeps_merge(repo: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_autotune", "show"], cwd=repo, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "t.py::test_a" in done.stdout
+    merged = subprocess.run(
+        [sys.executable, "-m", "pytest_autotune", "merge", "missing.json"],
+        cwd=repo, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert merged.returncode == 1 and "missing.json: no such file" in merged.stderr
