@@ -88,7 +88,9 @@ def test_show_names_a_missing_or_damaged_file(tmp_path: Path, capsys: pytest.Cap
     assert "not valid JSON" in err
 
 
-def test_diff_lists_added_dropped_retuned_and_rebaselined(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_diff_lists_added_dropped_retuned_and_rebaselined(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     _store(
         repo / "autotune.json",
         {
@@ -113,7 +115,8 @@ def test_diff_writes_markdown_for_a_pull_request(repo: Path, capsys: pytest.Capt
     status, out, _ = _run(capsys, "diff", "HEAD", "--md", "--file", str(repo / "autotune.json"))
     assert status == 0
     lines = out.splitlines()
-    assert lines[0].startswith("**") and lines[0].endswith("1 added, 3 dropped, 0 changed, 0 unchanged**")
+    assert lines[0].startswith("**")
+    assert lines[0].endswith("1 added, 3 dropped, 0 changed, 0 unchanged**")
     assert lines[2] == "| device | test | change | configuration | baseline |"
     assert lines[3] == "|---|---|---|---|---|"
     assert f"| {DEVICE} | `t.py::test_a\\|x` | added | BS=64 | 1ms |" in lines
@@ -125,7 +128,9 @@ def test_diff_with_nothing_changed_says_so(repo: Path, capsys: pytest.CaptureFix
     assert out.strip().endswith("0 added, 0 dropped, 0 changed, 3 unchanged")
 
 
-def test_diff_errors_name_the_bad_ref_and_the_damaged_side(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_diff_errors_name_the_bad_ref_and_the_damaged_side(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     store = str(repo / "autotune.json")
     status, _, err = _run(capsys, "diff", "no-such-branch", "--file", store)
     assert status == 1
@@ -147,7 +152,11 @@ def test_diff_of_a_file_absent_at_the_ref(repo: Path, capsys: pytest.CaptureFixt
 
 def test_python_dash_m_dispatches_show_and_keeps_merge(repo: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "pytest_autotune", "show"], cwd=repo, capture_output=True, text=True, check=False
+        [sys.executable, "-m", "pytest_autotune", "show"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     assert "t.py::test_a" in done.stdout
@@ -155,4 +164,5 @@ def test_python_dash_m_dispatches_show_and_keeps_merge(repo: Path) -> None:
         [sys.executable, "-m", "pytest_autotune", "merge", "missing.json"],
         cwd=repo, capture_output=True, text=True, check=False,
     )  # fmt: skip
-    assert merged.returncode == 1 and "missing.json: no such file" in merged.stderr
+    assert merged.returncode == 1
+    assert "missing.json: no such file" in merged.stderr

@@ -85,7 +85,10 @@ def test_a_successful_tuning_run_leaves_no_lock_files(project: pytest.Pytester, 
     project.makepyfile(test_k=two_tests)
     project.runpytest("--autotune").assert_outcomes(passed=2)
     cache = project.path / ".pytest_cache" / "d" / "autotune"
-    assert sorted(p.name.rsplit("-", 1)[0] for p in cache.iterdir()) == ["test_k.py_test_a", "test_k.py_test_b"]
+    assert sorted(p.name.rsplit("-", 1)[0] for p in cache.iterdir()) == [
+        "test_k.py_test_a",
+        "test_k.py_test_b",
+    ]
     assert list(cache.glob("*.lock")) == []
 
 
@@ -135,7 +138,9 @@ def autotune_timer(_slowdown):
 """
 
 
-def test_writing_a_busy_baseline_warns_then(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_writing_a_busy_baseline_warns_then(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Fresh baseline processes that disagree by far: the update warns with the tolerance it gives."""
     project.makeconftest(BUSY_TIMER)
     project.makepyfile(test_k=ONE_PLAIN)
@@ -146,10 +151,10 @@ def test_writing_a_busy_baseline_warns_then(project: pytest.Pytester, monkeypatc
     updated.assert_outcomes(passed=1)
     updated.stdout.re_match_lines(
         [
-            r".*AutotuneBusyBaselineWarning: test_k\.py::test_plain: the baseline on .* varied by \d+% between "
-            r"the processes that measured it: this machine was busy; the check will only catch slowdowns "
-            r"beyond \d+%; re-measure on a quiet machine with pytest --autotune-update-baseline "
-            r"'test_k\.py::test_plain'"
+            r".*AutotuneBusyBaselineWarning: test_k\.py::test_plain: the baseline on .* varied by "
+            r"\d+% between the processes that measured it: this machine was busy; the check will only "
+            r"catch slowdowns beyond \d+%; re-measure on a quiet machine with "
+            r"pytest --autotune-update-baseline 'test_k\.py::test_plain'"
         ]
     )
     stored = json.loads((Path(project.path) / "autotune.json").read_text())

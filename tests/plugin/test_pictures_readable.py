@@ -40,13 +40,17 @@ def _texts(figure: Any) -> list[str]:
 
 
 def test_a_long_title_is_wrapped_not_cut(tmp_path: Path) -> None:
-    subtitle = "dev, 14 trials (ok 13, runtime 1), strategy bo\nchosen " + str({f"P{i}": 2**i for i in range(12)})
-    figure = draw_convergence(_trace(), tmp_path / "a.png", title="t.py::test_x", subtitle=subtitle, reported=1e-3)
+    subtitle = "dev, 14 trials (ok 13, runtime 1), strategy bo\nchosen " + str(
+        {f"P{i}": 2**i for i in range(12)}
+    )
+    figure = draw_convergence(
+        _trace(), tmp_path / "a.png", title="t.py::test_x", subtitle=subtitle, reported=1e-3
+    )
     title = figure.axes[0].get_title(loc="left")
     assert all(len(line) <= TITLE_WIDTH for line in title.splitlines())
     assert "".join(title.split()) == "".join(f"t.py::test_x\n{subtitle}".split())  # nothing lost
     figure.canvas.draw()
-    box = figure.axes[0]._left_title  # noqa: SLF001 (the title of loc="left")
+    box = figure.axes[0]._left_title
     assert box.get_window_extent().x1 <= figure.bbox.x1  # inside the picture
 
 
@@ -95,11 +99,14 @@ def test_values_are_ordered_naturally() -> None:
     assert ordered_values([8, "b", 2, 16, "a", 2, True]) == [2, 8, 16, True, "a", "b"]
 
 
-def test_a_report_draws_the_per_parameter_picture_beside_the_plot(project: pytest.Pytester, two_tests: str) -> None:
+def test_a_report_draws_the_per_parameter_picture_beside_the_plot(
+    project: pytest.Pytester, two_tests: str
+) -> None:
     project.makepyfile(test_k=two_tests)
     project.runpytest("--autotune", "--autotune-report=report").assert_outcomes(passed=2)
     folder = project.path / "report"
     names = sorted(p.name for p in folder.glob("*.png"))
-    assert len(names) == 4 and sum(name.endswith("-params.png") for name in names) == 2
+    assert len(names) == 4
+    assert sum(name.endswith("-params.png") for name in names) == 2
     page = (folder / "index.html").read_text()
     assert all(name in page for name in names)

@@ -75,9 +75,12 @@ def test_report_writes_a_plot_per_tuned_test_and_an_index(project: pytest.Pytest
     result.assert_outcomes(passed=1, failed=1)
     folder = project.path / "report"
     result.stdout.fnmatch_lines([f"autotune: report: {folder / 'index.html'}"])
-    plots = sorted(folder.glob("*.png"))
+    plots = sorted(p for p in folder.glob("*.png") if not p.name.endswith("-params.png"))
     names = [p.name.rsplit("-", 1)[0] for p in plots]
     assert names == ["test_k.py_test_all_fail", "test_k.py_test_some_fail"]
+    assert sorted(p.name for p in folder.glob("*-params.png")) == [
+        p.name.removesuffix(".png") + "-params.png" for p in plots
+    ]
     assert all(_png_size(plot) == (900, 480) for plot in plots)
     page = (folder / "index.html").read_text()
     for plot in plots:
@@ -85,7 +88,7 @@ def test_report_writes_a_plot_per_tuned_test_and_an_index(project: pytest.Pytest
     row = re.search(r"<tr><td><a [^>]*>test_k.py::test_some_fail</a></td>(.*?)</tr>", page)
     assert row is not None
     assert "<td>tuned</td>" in row.group(1)
-    assert "100us re-measured (best trial 100us)" in row.group(1)
+    assert "100us (best trial 100us)" in row.group(1)
     assert "18 (ok 15, correctness 3)" in row.group(1)  # 3 of the 18 configurations have A=5
     assert '<td class="failed">tune-failed</td>' in page
 
@@ -120,7 +123,7 @@ def test_plain_log_gets_start_progress_and_end_lines(project: pytest.Pytester, t
     assert [line.split(": ", 2)[2].split(" trials")[0] for line in progress] == ["5", "10", "15"]
     assert progress[0].startswith("autotune: test_k.py::test_a: 5 trials (5% of the budget), best trial ")
     assert lines[-1].startswith("autotune: test_k.py::test_a: tuned, 15 trials (ok 15) in ")
-    assert lines[-1].endswith(": 100us re-measured (best trial 100us), 9.00x vs default")
+    assert lines[-1].endswith(": 100us (best trial 100us), 9.00x vs default")
 
 
 def test_quiet_and_default_runs_write_no_progress_lines(project: pytest.Pytester, two_tests: str) -> None:
@@ -137,8 +140,9 @@ def test_summary_explains_the_re_measured_time(project: pytest.Pytester, two_tes
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
         [
-            "autotune: test_k.py::test_a: tuned, *: 100us re-measured (best trial 90us), 9.00x vs default",
-            "  test_k.py::test_a  100us re-measured (best trial 90us)  9.00x vs default  15 trials*",
+            "autotune: test_k.py::test_a: tuned, *: 100us (best trial 90us), 9.00x vs default",
+            "  test_k.py::test_a  100us  90us  * 9.00x  * 15 (ok 15)  {'A': 3, 'B': 3}",
+            "  time: the winner's new baseline, measured again after the choice; plain runs are checked *",
         ]
     )
 
@@ -192,6 +196,7 @@ def test_tests_tuned_on_xdist_workers_are_drawn_by_the_controller(
         "--autotune", "--autotune-allow-shared-device", "--autotune-report=report",
     )  # fmt: skip
     result.assert_outcomes(passed=2)
-    plots = sorted(p.name.rsplit("-", 1)[0] for p in (project.path / "report").glob("*.png"))
-    assert plots == ["test_k.py_test_a", "test_k.py_test_b"]
-    assert all(_png_size(p) == (900, 480) for p in (project.path / "report").glob("*.png"))
+    pictures = [p for p in (project.path / "report").glob("*.png") if not p.name.endswith("-params.png")]
+    assert sorted(p.name.rsplit("-", 1)[0] for p in pictures) == ["test_k.py_test_a", "test_k.py_test_b"]
+    assert all(_png_size(p) == (900, 480) for p in pictures)
+    assert len(list((project.path / "report").glob("*-params.png"))) == 2

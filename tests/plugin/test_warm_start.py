@@ -78,7 +78,9 @@ def test_the_first_trials_are_another_devices_best_and_the_run_stops_when_it_sta
     result.assert_outcomes(passed=1)
     calls = _calls(project)
     assert calls[:3] == SOURCE_BEST
-    result.stdout.fnmatch_lines(["*test_w[[]1]*[[]warm start: 1 device, 6 trials; stopped early: no gain*"])
+    result.stdout.fnmatch_lines(
+        ["*test_w[[]1]*", "      [[]warm start: 1 device, 6 trials; stopped early: no gain*"]
+    )
     entry = json.loads((project.path / "autotune.json").read_text())["devices"][host_key()]["tests"][NODE]
     assert entry["config"] == {"A": 3, "B": 3}
     # the source's best is the optimum: nothing gains 5% over 20 trials, so the run stops once the
@@ -105,7 +107,7 @@ def test_a_sibling_parametrization_warm_starts_the_next(project: pytest.Pytester
     best = json.loads((project.path / "autotune.json").read_text())["devices"][host_key()]["tests"][NODE]
     result = project.runpytest("--autotune", "test_k.py::test_w[2]")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*test_w[[]2]*[[]warm start: 1 sibling, 60 trials*"])
+    result.stdout.fnmatch_lines(["*test_w[[]2]*", "      [[]warm start: 1 sibling, 60 trials*"])
     assert _calls(project)[0] == dict(zip("AB", best["history"]["trials"][0][1:], strict=True)) != first[0]
 
 
@@ -220,8 +222,10 @@ def test_a_bad_history_is_warned_about_once_and_siblings_tuned_before_are_source
     # the second also starts from the first, tuned earlier in the session
     result.stdout.fnmatch_lines(
         [
-            "*test_w[[]1]*[[]warm start: 1 sibling, 1 trial;*",
-            "*test_w[[]2]*[[]warm start: 2 siblings, 32 trials;*",
+            "*test_w[[]1]*",
+            "      [[]warm start: 1 sibling, 1 trial;*",
+            "*test_w[[]2]*",
+            "      [[]warm start: 2 siblings, 32 trials;*",
         ]
     )
     summary = result.stdout.str().split("warnings summary")[1]
