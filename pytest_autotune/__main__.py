@@ -12,7 +12,10 @@ import sys
 from pytest_autotune.recovery import main
 
 if __name__ == "__main__":
-    from pytest_autotune.commands import COMMANDS
+    from pytest_autotune.commands import COMMANDS, OVERVIEW
     from pytest_autotune.commands import main as read_store
 
-    sys.exit(read_store(sys.argv[1:]) if sys.argv[1:2] and sys.argv[1] in COMMANDS else main())
+    if sys.argv[1:] in ([], ["-h"], ["--help"]):
+        print(OVERVIEW)
+        sys.exit(0 if sys.argv[1:] else 2)
+    sys.exit(read_store(sys.argv[1:]) if sys.argv[1] in COMMANDS else main())

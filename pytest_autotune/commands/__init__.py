@@ -17,10 +17,21 @@ from typing import Final
 
 from pytest_autotune.commands.errors import CommandError
 
-__all__ = ["COMMANDS", "main"]
+__all__ = ["COMMANDS", "OVERVIEW", "main"]
 
 #: The subcommands this package runs.
 COMMANDS: Final = ("show", "diff")
+
+
+#: ``python -m pytest_autotune`` without a command, or with ``--help``: every command, ``merge`` included.
+OVERVIEW: Final = """usage: python -m pytest_autotune COMMAND ...
+
+commands:
+  show [--device D] [TEST ...]   print what autotune.json holds
+  diff REF [--md]                what changed in autotune.json since a git ref
+  merge RECOVERY [--into STORE]  merge a recovery file into autotune.json
+
+python -m pytest_autotune COMMAND --help describes each one."""
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -166,3 +166,19 @@ def test_python_dash_m_dispatches_show_and_keeps_merge(repo: Path) -> None:
     )  # fmt: skip
     assert merged.returncode == 1
     assert "missing.json: no such file" in merged.stderr
+
+
+def test_help_lists_every_command(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_autotune", "--help"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0
+    assert [line.split()[0] for line in done.stdout.splitlines() if line.startswith("  ")] == [
+        "show",
+        "diff",
+        "merge",
+    ]
