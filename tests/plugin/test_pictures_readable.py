@@ -71,6 +71,9 @@ def test_warm_start_trials_are_marked(tmp_path: Path) -> None:
     warm = draw_convergence(_trace(warm=(0, 1, 3)), tmp_path / "b.png", title="t", subtitle="s")
     assert not any(text.startswith("warm start") for text in _texts(plain))
     assert "warm start: a source's best (2)" in _texts(warm)  # trial 3 failed: only the measured ones
+    rings = next(c for c in warm.axes[0].collections if c.get_label().startswith("warm start"))
+    dots = next(c for c in warm.axes[0].collections if c.get_label() == "trial")
+    assert rings.get_offsets().tolist() == dots.get_offsets().tolist()[:2]  # around trials 1 and 2
 
 
 def test_the_reported_time_is_drawn_and_named_apart_from_the_finalist_rounds(tmp_path: Path) -> None:
@@ -110,3 +113,19 @@ def test_a_report_draws_the_per_parameter_picture_beside_the_plot(
     assert sum(name.endswith("-params.png") for name in names) == 2
     page = (folder / "index.html").read_text()
     assert all(name in page for name in names)
+
+
+def test_the_trace_marks_the_trials_a_warm_start_suggested() -> None:
+    from pytest_autotune.outcome import Outcome
+    from pytest_autotune.tuning.trials import TrialRecord, TuningResult
+
+    configs = [{"BS": 8, "M": "a"}, {"BS": 16, "M": "b"}, {"BS": 4, "M": "a"}]
+    history = [
+        TrialRecord(i, config, Outcome("ok", 1e-3 * (i + 1)), 0.0, 0.0) for i, config in enumerate(configs)
+    ]
+    result = TuningResult(configs[0], 1e-3, history, {"ok": 3}, 3, 0.1, "random", 0, None)
+    trace = SearchTrace.of_search(result, "s", [{"BS": 16, "M": "b"}, {"BS": 2, "M": "a"}])
+    assert trace.params == ("BS", "M")
+    assert trace.configs == ((8, "a"), (16, "b"), (4, "a"))
+    assert trace.warm == (1,)
+    assert SearchTrace.from_json(trace.to_json()) == trace

@@ -106,7 +106,7 @@ def draw_convergence(
         trail = _best_so_far(values, trace.maximize)
         steps = [(n, b / scale) for n, b in zip(numbers, trail, strict=True) if b is not None]
         axes.step(*zip(*steps, strict=True), where="post", color="tab:blue", label="best trial so far")
-        warm = [(n, v / scale) for n, v in ok if n - 1 in set(trace.warm)]
+        warm = [(n, y) for n, y in ok if n - 1 in set(trace.warm)]  # ok's values are scaled
         if warm:
             axes.scatter(
                 *zip(*warm, strict=True), s=70, facecolors="none", edgecolors="tab:orange", linewidths=1.5,
