@@ -5,7 +5,7 @@ how much a parameter matters at all. One panel per parameter; its values are cat
 x axis in their natural order (numbers by size, others by their text); each trial is a dot over
 its value (spread a little sideways so that equal values stay visible), the best trial of each
 value is joined by a line, failed trials are red crosses along the top edge, and the winner's
-value is a gold star at the winner's best trial. One legend below the panels serves them all.
+value is a gold star on that value's best. One legend below the panels serves them all.
 Drawn on an Agg canvas like :mod:`pytest_autotune.plugin.report.plot`, whose scale and tick
 helpers it shares; matplotlib is imported only when a picture is drawn.
 """
