@@ -46,7 +46,7 @@ def test_crashes_and_a_hang_fail_their_trials_and_tuning_goes_on(project: pytest
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
         [
-            "*test_k.py::test_faulty  200us  200us  * 3.00x  * 8 (ok 4, runtime 3, timeout 1)  "
+            "*test_k.py::test_faulty  200us  200us  *3.00x  *8 (ok 4, runtime 3, timeout 1)  "
             "{'A': 3, 'B': 2}",
             "      [[]trial worker restarted: 3 crashes, 1 timeout (details: *.done.jsonl)]",
         ]
@@ -187,7 +187,7 @@ def test_a_leaking_worker_is_replaced_and_every_trial_is_measured(project: pytes
     # 4 trials and 2 finalists x 3 rounds: 10 calls, a new worker after every third (120 MB > 100 MB)
     result.stdout.fnmatch_lines(
         [
-            "*test_leaky  100us  100us  * 5.00x  * 4 (ok 4)  {'A': 3}",
+            "*test_leaky  100us  100us  *5.00x  *4 (ok 4)  {'A': 3}",
             "      [[]trial worker restarted: 3 memory restarts (details: *)]",
         ]
     )

@@ -141,7 +141,7 @@ def test_summary_explains_the_re_measured_time(project: pytest.Pytester, two_tes
     result.stdout.fnmatch_lines(
         [
             "autotune: test_k.py::test_a: tuned, *: 100us (best trial 90us), 9.00x vs default",
-            "  test_k.py::test_a  100us  90us  * 9.00x  * 15 (ok 15)  {'A': 3, 'B': 3}",
+            "  test_k.py::test_a  100us  90us  *9.00x  *15 (ok 15)  {'A': 3, 'B': 3}",
             "  time: the winner's new baseline, measured again after the choice; plain runs are checked *",
         ]
     )

@@ -37,7 +37,7 @@ def test_tune_writes_the_optimum_and_check_passes(
             "*autotune: host:*",
             "tuned 2:",
             "  test  * time  * best trial  vs default  trials  * configuration",
-            "  test_k.py::test_a  100us  100us  * 9.00x  * 15 (ok 15)  {'A': 3, 'B': 3}",
+            "  test_k.py::test_a  100us  100us  *9.00x  *15 (ok 15)  {'A': 3, 'B': 3}",
         ]
     )
 
