@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_autotune.entry import Baseline
-from pytest_autotune.plugin.busy_baseline import busy_message
+from pytest_autotune.plugin.modes.busy_baseline import busy_message
 from pytest_autotune.timing.regression import Rule
 
 ONE_PLAIN = """

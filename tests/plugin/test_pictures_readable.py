@@ -10,9 +10,9 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from pytest_autotune.plugin.report_params import draw_parameters, ordered_values
-from pytest_autotune.plugin.report_plot import TITLE_WIDTH, draw_convergence
-from pytest_autotune.plugin.search_trace import Finalist, SearchTrace
+from pytest_autotune.plugin.report.params import draw_parameters, ordered_values
+from pytest_autotune.plugin.report.plot import TITLE_WIDTH, draw_convergence
+from pytest_autotune.plugin.report.search_trace import Finalist, SearchTrace
 
 
 def _trace(warm: tuple[int, ...] = ()) -> SearchTrace:
