@@ -56,3 +56,28 @@ nitpick_ignore = [
     ("py:class", "pytest_autotune.space.base.Points"),
     ("py:mod", "pytest_autotune.space.bounds"),
 ]
+
+
+#: Guides that other work adds; listed in index.md's Guides toctree once the page exists.
+OPTIONAL_GUIDES = ("coming-from-triton", "scale-out")
+OPTIONAL_MARK = "optional-guides-go-here"
+
+
+def _optional_guides(app: object, docname: str, source: list[str]) -> None:
+    """Replace the mark in index.md's Guides toctree by the optional guides that exist."""
+    if docname == "index":
+        present = "".join(f"{name}\n" for name in OPTIONAL_GUIDES if (HERE / f"{name}.md").exists())
+        source[0] = source[0].replace(f"{OPTIONAL_MARK}\n", present)
+
+
+def _index_outdated(
+    app: object, env: object, added: set[str], changed: set[str], removed: set[str]
+) -> list[str]:
+    """Read index.md in every build: which optional guides exist may have changed since the last."""
+    return ["index"]
+
+
+def setup(app: object) -> None:
+    """Sphinx's hooks for this configuration."""
+    app.connect("source-read", _optional_guides)  # type: ignore[attr-defined]
+    app.connect("env-get-outdated", _index_outdated)  # type: ignore[attr-defined]
