@@ -102,13 +102,14 @@ def test_every_benchmark_command_is_listed() -> None:
     assert runnable == listed
 
 
-def test_readme_runs_benchmarks_one_way() -> None:
-    """Every benchmark command of the README is ``python -m benchmarks NAME``, with a NAME that exists."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "python benchmarks/" not in readme
-    assert "-m benchmarks." not in readme
+def test_docs_run_benchmarks_one_way() -> None:
+    """Every benchmark command of README and docs/ is ``python -m benchmarks NAME``, NAME one that exists."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    text = "\n".join(page.read_text(encoding="utf-8") for page in pages if "_build" not in page.parts)
+    assert "python benchmarks/" not in text
+    assert "-m benchmarks." not in text
     names = {b.name for b in discover()}
-    used = set(re.findall(r"python -m benchmarks ([a-z][\w-]*)", readme))
+    used = set(re.findall(r"python -m benchmarks ([a-z][\w-]*)", text))
     assert used
     assert used <= names, used - names
 

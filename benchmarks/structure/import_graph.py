@@ -51,7 +51,7 @@ EXTENSION_POINTS: dict[str, tuple[str, ...]] = {
         "pytest_autotune/plugin/options.py",
         "pytest_autotune/plugin/__init__.py",
     ),
-    "benchmark": ("README.md",),
+    "benchmark": ("docs/benchmarks.md",),
 }
 
 
