@@ -10,8 +10,8 @@ range measured on the undisturbed half of the samples, ``2 x (median - q1)`` for
 (:func:`robust_spread`; ``2 x (q3 - median)`` when maximising). ``noise_k x spread`` is the *noise
 band*. The mirror condition marks a measurement *faster* than its baseline (a hint to refresh the
 baseline). Defaults: tolerance 10%, noise_k 1.5, floor 2 us for times (0 for other objectives);
-:meth:`Rule.describe` prints the rule with its numbers (the README and the regression report use
-it).
+:meth:`Rule.describe` prints the rule with its numbers (``docs/reference/commands.md`` and the
+regression report use it).
 
 The tolerance of a baseline that knows its *noise* (:meth:`Rule.tolerance_for`): the larger of the
 tolerance and :data:`NOISE_TOLERANCE_K` times that noise, unless the user set the tolerance

@@ -175,8 +175,9 @@ def test_describe_states_the_rule_with_its_numbers() -> None:
     )
 
 
-def test_the_readme_states_the_rule_of_the_module() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    assert DEFAULT_RULE.describe() in readme
-    assert f"up to {CONFIRMATIONS + 1} measurements" in readme
+def test_the_documentation_states_the_rule_of_the_module() -> None:
+    page = Path(__file__).resolve().parents[2] / "docs" / "reference" / "commands.md"
+    text = page.read_text(encoding="utf-8")
+    assert DEFAULT_RULE.describe() in text
+    assert f"up to {CONFIRMATIONS + 1} measurements" in text
     assert (CONFIRMATIONS, BASELINE_RUNS) == (5, 5)
