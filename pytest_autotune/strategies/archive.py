@@ -6,13 +6,14 @@ a made-up value). :class:`Archive` keeps the fitness and point of every
 configuration told, and the keys proposed; :class:`ArchiveStrategy` wires
 it into ``tell`` so that a strategy never proposes what it has seen, and
 learns from every trial (also those it did not propose: the tuner's
-fallbacks, a bandit's other arms, resumed trials).
+fallbacks, a bandit's other arms, resumed trials). Configurations under way on other devices
+(:meth:`~pytest_autotune.strategies.base.Strategy.pending`) count as proposed.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -84,6 +85,11 @@ class ArchiveStrategy(Strategy):
 
     def tell(self, point: Points, outcome: Outcome) -> None:
         self.learn(point, self.archive.record(point, outcome))
+
+    def pending(self, points: Sequence[Points]) -> None:
+        """Configurations under way count as proposed: never proposed again (they will be told)."""
+        super().pending(points)
+        self.archive.proposed.update(self.under_way)
 
     def learn(self, point: Points, value: float) -> None:
         """React to a told fitness (``inf`` for failures); the archive already holds it."""

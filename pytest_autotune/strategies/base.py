@@ -4,11 +4,18 @@ A strategy works in the space's own coordinates (:class:`Points`), never on
 dicts, so it can use the vectorised space operations. The tuner owns the
 loop, the deduplication record and the abort conditions; a strategy should
 still avoid proposing what it has been told about.
+
+Several trials may be under way at once (one test's trials on several devices): before every
+``ask()`` the tuner calls :meth:`Strategy.pending` with the configurations asked and not yet told,
+in any order they will finish. A strategy must never propose one of them; one that can use them
+(``bo``: the kriging believer) plans around them, the others simply leave them out (the default
+keeps their keys in :attr:`Strategy.under_way`).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Hashable, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -33,6 +40,8 @@ class Strategy(ABC):
     name: ClassVar[str]
     #: Resume by re-asking (exact equality with an uninterrupted run); False: only tell the records.
     resume_by_asking: ClassVar[bool] = True
+    #: Keys of the configurations under way (asked, not told), as the last :meth:`pending` gave them.
+    under_way: frozenset[Hashable] = frozenset()
 
     def __init__(self, space: Space, *, rng: np.random.Generator, **options: Any) -> None:
         if options:
@@ -46,3 +55,8 @@ class Strategy(ABC):
 
     def tell(self, point: Points, outcome: Outcome) -> None:  # noqa: B027 - optional hook
         """Learn the outcome of ``point`` (also called for trials resumed from a journal)."""
+
+    def pending(self, points: Sequence[Points]) -> None:
+        """The configurations under way now (one-row :class:`Points` each, maybe none), before each
+        :meth:`ask`: never propose one of them. The default keeps their keys in :attr:`under_way`."""
+        self.under_way = frozenset(point.keys()[0] for point in points)

@@ -212,6 +212,8 @@ class StrategyConformance:
       configuration, on a constrained space and on one with a permutation and a boolean;
     * the same seed gives the same trajectory (and, when :attr:`seeded`, another seed another one);
     * failed trials (every failure label) do not stop it: it keeps proposing new configurations;
+    * told which configurations are under way (several trials at once, finishing in any order), it
+      never proposes one of them;
     * on a tiny space it proposes each configuration once, then raises
       :class:`~pytest_autotune.strategies.base.SpaceExhausted` (the tuner copes with a strategy that
       repeats itself, but it then has to draw configurations itself);
@@ -314,6 +316,38 @@ class StrategyConformance:
             strategy.tell(point, _tiny_objective(space.configs(point)[0]))
         with pytest.raises(SpaceExhausted):
             strategy.ask()
+
+    def test_never_proposes_a_configuration_under_way(self, strategy_under_test: StrategyUnderTest) -> None:
+        """Several trials at once (one per device): a strategy told what is under way
+        (:meth:`~pytest_autotune.strategies.base.Strategy.pending`) never proposes it, whether it
+        proposed it itself or the tuner drew it; trials are told in another order than asked."""
+        space = toy_space()
+        strategy = strategy_under_test.make(space, self.seed)
+        name = strategy_under_test.name
+        rng = np.random.default_rng(self.seed)
+        # Under way before the strategy proposed anything (the tuner's own draws): the first
+        # configuration of the index order and the optimum, which a strategy is likely to propose.
+        under_way = [space.at_index([0]), space.to_points([{"x": 5, "y": 4, "mode": "a"}])]
+        told: dict[Hashable, Outcome] = {}
+        new = known_in_a_row = 0
+        while new < self.budget:
+            strategy.pending(under_way)
+            pending = {point.keys()[0] for point in under_way}
+            point = strategy.ask()
+            key = _check_proposal(space, point, name)
+            assert key not in pending, f"{name}: proposed {space.configs(point)[0]!r}, which is under way"
+            if key in told:
+                known_in_a_row += 1
+                assert known_in_a_row < MAX_KNOWN_PROPOSALS, f"{name}: proposes only told configurations"
+                strategy.tell(point, told[key])
+                continue
+            new, known_in_a_row = new + 1, 0
+            under_way.append(point)
+            if len(under_way) >= 4:  # four devices busy: one of them, any, finishes first
+                finished = under_way.pop(int(rng.integers(len(under_way))))
+                told[finished.keys()[0]] = toy_objective(space.configs(finished)[0])
+                strategy.pending(under_way)
+                strategy.tell(finished, told[finished.keys()[0]])
 
     # -- tuning runs -----------------------------------------------------------------------------------------
     def test_same_seed_same_trajectory(self, strategy_under_test: StrategyUnderTest) -> None:

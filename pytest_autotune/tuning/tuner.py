@@ -16,6 +16,12 @@ What the tuner guarantees, whatever the strategy does:
   again; after :data:`MAX_KNOWN_PROPOSALS` such proposals in a row it falls
   back to a uniformly drawn unseen configuration, and it reports exhaustion
   (``ask() -> None``) once every configuration was evaluated.
+* **Several trials at once.** :meth:`ask` may be called again before earlier trials are told (one
+  test's trials on several devices: :mod:`~pytest_autotune.tuning.parallel`); the strategy is told
+  the configurations under way before each suggestion
+  (:meth:`~pytest_autotune.strategies.base.Strategy.pending`), the abort conditions count them when
+  deciding whether to ask for another, and trials may be told in any order (the journal records
+  each under its number as it finishes).
 * **Maximised objectives** (``maximize=True``) are negated before strategies
   see them; results, history and journal keep the values as measured.
 * **Journal and resume.** With ``journal=path`` every completed trial is
@@ -291,6 +297,7 @@ class Tuner:
             key = key_of(point)
             if self._ledger.told(key) is None and not self._ledger.is_pending(key):
                 return point
+        self.strategy.pending([p.trial.point for p in self._ledger.pending.values()])
         for _ in range(MAX_KNOWN_PROPOSALS):
             try:
                 point = self.strategy.ask()

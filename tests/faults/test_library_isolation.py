@@ -184,3 +184,26 @@ def test_isolation_options_are_validated_at_startup(pytester: pytest.Pytester) -
     result = pytester.runpytest("-o", "autotune_trial_timeout=-3")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*ini key autotune_trial_timeout: invalid trial_timeout='-3'*"])
+
+
+def test_a_crash_or_hang_on_one_slot_fails_that_trial_only_and_restarts_that_slot(
+    objectives: ModuleType,
+) -> None:
+    """Two slots, each its own worker: the crashing and hanging trials fail, the others go on."""
+    from pytest_autotune.tuning.executor import LocalExecutor, ObjectiveRunner
+    from pytest_autotune.tuning.parallel import run_parallel
+
+    space = build_space({"x": Interval(1, 7)})
+    objectives_by_slot = [IsolatedObjective(objectives.objective, timeout=1.0) for _ in range(2)]
+    with LocalExecutor([ObjectiveRunner(o) for o in objectives_by_slot]) as executor:
+        tuner = Tuner(space, "exhaustive", seed=0)
+        result = run_parallel(tuner, executor, lambda trial, value: value)
+    labels = {record.config["x"]: record.outcome.label for record in result.history}
+    assert labels == {1: "ok", 2: "runtime", 3: "timeout", 4: "runtime", 5: "runtime", 6: "ok", 7: "ok"}
+    stats = [o.stats for o in objectives_by_slot]
+    assert all(s.starts >= 1 for s in stats)  # both slots served trials
+    assert sum(s.crashes for s in stats) == 2
+    assert sum(s.timeouts for s in stats) == 1
+    # a failed trial's worker is replaced for the slot's next trial (none after a slot's last one)
+    assert all(s.starts >= s.crashes + s.timeouts for s in stats)
+    assert sum(s.starts for s in stats) >= 2 + 3 - 2

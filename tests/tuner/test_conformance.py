@@ -43,7 +43,7 @@ class Sweep(Strategy):
     def ask(self) -> Points:
         while self.order:
             point = self.space.at_index([self.order.pop()])
-            if point.keys()[0] not in self.told:
+            if point.keys()[0] not in self.told and point.keys()[0] not in self.under_way:
                 return point
         raise SpaceExhausted("sweep: done")
 

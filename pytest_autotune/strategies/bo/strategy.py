@@ -14,7 +14,11 @@ Each suggestion:
    chasing uncertainty elsewhere; after ``escape_after`` trials without a
    real gain, each global suggestion is an escape step instead, the best
    configuration away from the incumbents (see the escape module);
-3. never a configuration already told.
+3. never a configuration already told, nor one under way on another device: those pending
+   configurations (:meth:`~pytest_autotune.strategies.base.Strategy.pending`) join the GP's
+   posterior at its own mean there (the kriging believer, no refit), so the uncertainty there
+   collapses and the acquisition spreads a batch over distinct promising regions; the feasibility
+   model and the incumbents see only told trials.
 
 torch, gpytorch and scikit-learn are imported when the strategy is created,
 not when this module is imported, so the strategy registry stays light.
@@ -24,7 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence, Set
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 import numpy as np
@@ -131,6 +135,7 @@ class BayesianOptimization(Strategy):
         self._features: list[NDArray[np.float64]] = []
         self._labels: list[Label] = []
         self._values: list[float | None] = []
+        self._pending: list[Points] = []
 
     # -- bookkeeping ---------------------------------------------------------------------
     @property
@@ -154,6 +159,15 @@ class BayesianOptimization(Strategy):
             self._labels[row] = outcome.label
             self._values[row] = outcome.value
 
+    def pending(self, points: Sequence[Points]) -> None:
+        """Remember the configurations under way (left out of proposals, believed by the GP)."""
+        super().pending(points)
+        self._pending = [point for point in points if point.keys()[0] not in self._index]
+
+    def _taken(self) -> Set[Hashable]:
+        """Keys never to propose: the told configurations and those under way."""
+        return self._index.keys() | self.under_way if self.under_way else self._index.keys()
+
     # -- suggestion ----------------------------------------------------------------------
     def ask(self) -> Points:
         """Next configuration to evaluate (never one already told)."""
@@ -171,13 +185,13 @@ class BayesianOptimization(Strategy):
     def _next_design_point(self) -> Points | None:
         if self._design is None:
             picks = self._transfer_design()
-            exclude = {*self._index.keys(), *(p.keys()[0] for p in picks)}
+            exclude = {*self._taken(), *(p.keys()[0] for p in picks)}
             design = latin_hypercube_design(self.space, self.design_size, self.rng, exclude=exclude)
             self._design = Points.concat([*picks, design])
         while self._design_next < len(self._design):
             candidate = self._design[self._design_next]
             self._design_next += 1
-            if candidate.keys()[0] not in self._index:
+            if candidate.keys()[0] not in self._taken():
                 return candidate
         return None
 
@@ -186,20 +200,21 @@ class BayesianOptimization(Strategy):
         if self.transfer is None:
             return []
         count = self.options.transfer_design * len(self.transfer.models)
-        return self.transfer.design(count, self._index.keys())
+        return self.transfer.design(count, self._taken())
 
     def _random_unevaluated(self) -> Points:
+        taken = self._taken()
         for size in (64, 1024, 16384):
             pool = self.space.sample(size, self.rng)
             for i, key in enumerate(pool.keys()):
-                if key not in self._index:
+                if key not in taken:
                     return pool[i]
-        if not self.space.is_continuous and len(self._index) >= self.space.size:
-            raise SpaceExhausted(f"all {self.space.size} configurations were evaluated")
+        if not self.space.is_continuous and len(taken) >= self.space.size:
+            raise SpaceExhausted(f"all {self.space.size} configurations were evaluated or are under way")
         # Nearly exhausted space: walk the index order for the remaining configurations.
         for index in range(self.space.size):
             candidate = self.space.at_index([index])
-            if candidate.keys()[0] not in self._index:
+            if candidate.keys()[0] not in taken:
                 return candidate
         raise SpaceExhausted(f"all {self.space.size} configurations were evaluated")
 
@@ -253,6 +268,8 @@ class BayesianOptimization(Strategy):
             None if self.transfer is None else self.transfer.predictor(self.surrogate, features, values)
         )
         model: Predictor = self.surrogate if ensemble is None else ensemble
+        if self._pending:  # after the ensemble's weights, which read the real trials only
+            self.surrogate.believe(self.encoding.features(Points.concat(self._pending)))
         feasibility = self.feasibility
         active = self.encoding.active_columns()
         if feasibility is not None:
@@ -287,7 +304,7 @@ class BayesianOptimization(Strategy):
         escape = not local and self._stalled()
         acquisition = self._away_from(incumbents, score_features) if escape else score
         extra = None if self.transfer is None else self.transfer.candidates(self._index.keys())
-        evaluated = self._index.keys()
+        evaluated = self._taken()
         proposal = self.optimizer.maximise(acquisition, incumbents, evaluated, local=local, extra=extra)
         if (proposal is None or not np.isfinite(proposal.score)) and (local or escape):
             # the incumbents' region is exhausted, or nothing far from it was found: search everywhere

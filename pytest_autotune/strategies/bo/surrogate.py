@@ -377,6 +377,15 @@ class GPSurrogate:
         self._model.mean_module.constant.data.fill_(float(mean))
         self._cache = _PosteriorCache.of(self._model, self._cache.x, self._cache.z)
 
+    def believe(self, features: NDArray[np.float64]) -> None:
+        """Kriging believer (for trials under way): condition also on ``features`` at the posterior
+        mean there, keeping the hyperparameters and the incumbent; the next fit undoes it."""
+        cache, x = self._cache, torch.as_tensor(features, dtype=DTYPE)
+        if cache is None or self._model is None:
+            raise RuntimeError("GPSurrogate.believe before fit")
+        z = torch.cat([cache.z, cache.predict(x)[0]])
+        self._cache = _PosteriorCache.of(self._model, torch.cat([cache.x, x]), z, cache.best)
+
     def hyperparameters(self) -> dict[str, Any]:
         """Current hyperparameters in natural units (for logs and tests)."""
         if self._model is None:
@@ -410,8 +419,11 @@ class _PosteriorCache:
     best: float
 
     @classmethod
-    def of(cls, model: _GPModel, x: torch.Tensor, z: torch.Tensor) -> _PosteriorCache:
-        """The posterior of ``model`` given standardised targets ``z`` at ``x``."""
+    def of(
+        cls, model: _GPModel, x: torch.Tensor, z: torch.Tensor, best: float | None = None
+    ) -> _PosteriorCache:
+        """The posterior of ``model`` given standardised targets ``z`` at ``x`` (incumbent: ``best``
+        or the smallest of ``z``)."""
         with torch.no_grad():
             k = model.covariance(x, x)
             noise = float(model.likelihood.noise.detach())
@@ -426,7 +438,8 @@ class _PosteriorCache:
                 jitter *= 10.0
             assert chol is not None
             alpha = torch.cholesky_solve((z - mean).unsqueeze(-1), chol)
-            return cls(model, x, z, chol, alpha, mean, model.prior_variance, float(z.min()))
+            best = float(z.min()) if best is None else best
+            return cls(model, x, z, chol, alpha, mean, model.prior_variance, best)
 
     def predict(self, xs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         with torch.no_grad():
