@@ -148,6 +148,13 @@ OPTIONS: Final[tuple[Option, ...]] = (
         policy_key="worker_memory",
     ),
     Option(
+        "parallel",
+        "run one test's tuning trials on N devices of its type at once, one isolated trial worker "
+        "per device (the test's own device first; all or auto: every one on this host); finalists "
+        "and the baseline stay on the test's own device; default 1",
+        metavar="N|all",
+    ),
+    Option(
         "update-baseline", "re-measure the committed configurations and rewrite their baselines", kind="flag"
     ),
     Option(

@@ -41,6 +41,7 @@ __all__ = [
     "Settings",
     "add_options",
     "normalise_mode_argument",
+    "parse_parallel",
     "resolve",
 ]
 
@@ -65,6 +66,8 @@ class Settings:
     compare_max_time: float = DEFAULT_COMPARE_MAX_TIME
     compare_strict: bool = False
     report_md: Path | None = None
+    #: Devices one test's trials run on at once: a number, or ``"all"`` of the test's type.
+    parallel: int | str = 1
 
     @property
     def tuning(self) -> bool:
@@ -199,6 +202,11 @@ def resolve(config: pytest.Config, validate_policy: PolicyValidator) -> Settings
             values[option.name] = _positive_seconds(value, source)
         elif option.name == "report":
             values["report"] = _report_dir((base / Path(str(value)).expanduser()).resolve(), source)
+        elif option.name == "parallel":
+            try:
+                values["parallel"] = parse_parallel(str(value))
+            except ValueError as exc:
+                raise PolicyError(f"{source}: invalid value {value!r}: {exc}") from exc
         elif option.name == "progress":
             try:
                 values["progress"] = ProgressEvery.parse(str(value))
@@ -223,6 +231,7 @@ def resolve(config: pytest.Config, validate_policy: PolicyValidator) -> Settings
         compare_max_time=values.get("compare-max-time", DEFAULT_COMPARE_MAX_TIME),
         compare_strict=values.get("compare-strict", False),
         report_md=values.get("report-md"),
+        parallel=values.get("parallel", 1),
     )
     if settings.tuning and settings.update_baseline:
         raise PolicyError(
@@ -235,6 +244,20 @@ def resolve(config: pytest.Config, validate_policy: PolicyValidator) -> Settings
             "configurations of two trees and writes nothing; tune or refresh baselines in a separate run"
         )
     return settings
+
+
+def parse_parallel(text: str) -> int | str:
+    """``--autotune-parallel``: ``N`` (a positive integer) or ``"all"`` (also spelled ``auto``)."""
+    word = text.strip().lower()
+    if word in ("all", "auto"):
+        return "all"
+    try:
+        count = int(word)
+    except ValueError:
+        raise ValueError(f"expected a number of devices or 'all', got {text!r}") from None
+    if count < 1:
+        raise ValueError(f"expected at least 1 device, got {count}")
+    return count
 
 
 def _positive_seconds(value: Any, source: str) -> float:

@@ -118,6 +118,12 @@ class AutotuneSession:
                     "processes against each other and needs the device to itself; drop -n (or use -n 0)"
                 )
             self.compare = resolve_ref(config.rootpath, settings.compare_ref)
+        parallel = settings.parallel != 1 and settings.tuning
+        if parallel and self.trial_worker is None and _xdist_workers(config):
+            raise ValueError(
+                "--autotune-parallel cannot be combined with pytest-xdist (-n) yet: each xdist worker "
+                "already takes a device of its own; use one or the other"
+            )
         self.devices = DeviceResolver(self.settings.device_spec, self.worker)
         self.collection = CollectionInfo()
 

@@ -12,7 +12,10 @@ import warnings
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
+import pytest
+
 from pytest_autotune.entry import StoreEntry, TuningRecord
+from pytest_autotune.fixture import TRIAL_REPEAT
 from pytest_autotune.plugin.modes.baseline import BaselineMeter, FreshProcessBaseline, InProcessBaseline
 from pytest_autotune.plugin.modes.busy_baseline import warn_if_busy
 from pytest_autotune.plugin.modes.check import CheckReport, check
@@ -25,22 +28,25 @@ from pytest_autotune.plugin.report.summary_text import counts_text, metrics_text
 from pytest_autotune.plugin.workers.runner import InProcessTrials
 from pytest_autotune.timing.measure import round_significant
 from pytest_autotune.tuning.worker import WorkerStartError
-from pytest_autotune.warning_types import AutotuneSharedFixtureWarning
+from pytest_autotune.warning_types import AutotuneSharedFixtureWarning, AutotuneWarning
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    import pytest
-
     from pytest_autotune.fixture import Autotune
     from pytest_autotune.plugin.modes.item_plan import ItemPlan
+    from pytest_autotune.plugin.workers.parallel import ParallelTrials
     from pytest_autotune.plugin.session import AutotuneSession
     from pytest_autotune.plugin.workers.parent import IsolatedTrials
+
+    TrialWorkers = IsolatedTrials | ParallelTrials
 
 __all__ = ["conclude", "run_item", "shared_function_fixtures"]
 
 #: Function-scoped fixtures that are safe to share between trials.
 _TRIAL_SAFE_FIXTURES: Final = frozenset({"autotune", "autotune_timer", "benchmark", "request"})
+#: The warnings this session gave once (``--autotune-parallel`` asking for more devices than exist).
+_WARNED: Final = pytest.StashKey[set[str]]()
 
 
 def shared_function_fixtures(item: pytest.Item) -> list[str]:
@@ -92,7 +98,7 @@ def _stored_config(config: dict[str, Any]) -> dict[str, Any]:
     return dict(config)
 
 
-def _isolation(isolated: IsolatedTrials | None, journal: Path) -> dict[str, Any] | None:
+def _isolation(isolated: TrialWorkers | None, journal: Path) -> dict[str, Any] | None:
     """The worker's summary and where the trials' details are (None when trials were not isolated)."""
     if isolated is None:
         return None
@@ -128,6 +134,40 @@ def _worker_env(session: AutotuneSession, plan: ItemPlan) -> dict[str, str]:
     return worker_environment(session.settings.cache_path, session.devices.spec_for(plan.device))
 
 
+def _trial_workers(session: AutotuneSession, item: pytest.Function, plan: ItemPlan) -> TrialWorkers:
+    """The test's trial worker, or one per device of its type under ``--autotune-parallel``."""
+    from pytest_autotune.plugin.workers.parent import IsolatedTrials, worker_environment
+
+    wanted = session.settings.parallel
+    if wanted == 1:
+        return IsolatedTrials(item, plan.policy, _worker_env(session, plan))
+    from pytest_autotune.plugin.workers.parallel import ParallelTrials, same_type_specs
+
+    specs = same_type_specs(session.devices, session.devices.backend_for(item.fixturenames))
+    if None in specs:  # the backend cannot name a device to another process (the host): one device
+        specs = specs[:1]
+    chosen = specs if wanted == "all" else specs[: int(wanted)]
+    if wanted != "all" and len(chosen) < int(wanted):
+        _warn_once(
+            session,
+            f"--autotune-parallel={wanted}: this host has {len(chosen)} usable device(s) of type "
+            f"{plan.device}; the trials of its tests run on {len(chosen)} at once",
+        )
+    if len(chosen) == 1:
+        return IsolatedTrials(item, plan.policy, _worker_env(session, plan))
+    cache = session.settings.cache_path
+    envs = [worker_environment(cache, spec) for spec in chosen]
+    return ParallelTrials(item, plan.policy, envs, repeat=TRIAL_REPEAT)
+
+
+def _warn_once(session: AutotuneSession, message: str) -> None:
+    """Warn with ``message`` once per session."""
+    warned = session.config.stash.setdefault(_WARNED, set())
+    if message not in warned:
+        warned.add(message)
+        warnings.warn(AutotuneWarning(message), stacklevel=3)
+
+
 def _baseline_meter(
     session: AutotuneSession, item: pytest.Function, plan: ItemPlan, autotune: Autotune
 ) -> BaselineMeter:
@@ -157,15 +197,13 @@ def _tune(
         )
     journal = session.journal_path(plan.device, item.nodeid)
     pruned = plan.pruned.to_dict() if plan.pruned is not None else None
-    isolated: IsolatedTrials | None = None
+    isolated: TrialWorkers | None = None
     pictures = session.settings.report_dir is not None  # the per-trial list travels only for them
     progress = TuningProgress(session.config, item.nodeid, plan.policy, session.settings.progress_every)
     try:
         with progress:
             if plan.policy.isolated:
-                from pytest_autotune.plugin.workers.parent import IsolatedTrials
-
-                isolated = IsolatedTrials(item, plan.policy, _worker_env(session, plan))
+                isolated = _trial_workers(session, item, plan)
             with isolated or contextlib.nullcontext():
                 report = tune(
                     item,
@@ -177,6 +215,7 @@ def _tune(
                     trials=isolated or InProcessTrials(item, autotune),
                     baseline=_baseline_meter(session, item, plan, autotune),
                     warm=plan.warm,
+                    executor=getattr(isolated, "executor", None),
                 )
         config = _stored_config(report.config)
     except (TuningFailed, WorkerStartError) as exc:

@@ -8,6 +8,9 @@
    the next ``--autotune`` starts afresh (the finished journal stays for reports).
    A warm-started test (:mod:`pytest_autotune.plugin.modes.warm_start`) hands its transfer sources to
    the tuner, which evaluates their best configurations first, and may stop early once it stalls.
+   With ``--autotune-parallel`` the trials run on several devices at once
+   (:mod:`pytest_autotune.plugin.workers.parallel`: an executor the tuning loop keeps busy,
+   :func:`~pytest_autotune.tuning.parallel.run_parallel`), told in the order they finish.
 2. **Finalists**: the best few configurations, the declared default and the committed
    configuration (when still valid) are re-measured by the same runner in interleaved rounds, so
    drift in the machine's speed hits them alike. The committed configuration is replaced only
@@ -38,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_autotune.fixture import MEASURE_REPEAT, TRIAL_REPEAT, Autotune
+from pytest_autotune.outcome import Outcome
 from pytest_autotune.plugin.modes.baseline import BaselineFailed, BaselineMeter, MeasuredBaseline
 from pytest_autotune.plugin.modes.warm_start import WarmStart, budget_spent, warm_abort
 from pytest_autotune.plugin.report.history_record import tuning_history
@@ -51,8 +55,10 @@ if TYPE_CHECKING:
     import pytest
 
     from pytest_autotune.entry import History, StoreEntry
+    from pytest_autotune.plugin.workers.runner import BodyRun
     from pytest_autotune.space.base import Space
-    from pytest_autotune.tuning.trials import TuningResult
+    from pytest_autotune.tuning.executor import TrialExecutor
+    from pytest_autotune.tuning.trials import Trial, TrialRecord, TuningResult
 
 __all__ = ["FINALIST_ROUNDS", "JOURNAL_WAIT", "TuneReport", "TuningFailed", "derive_seed", "tune"]
 
@@ -138,8 +144,13 @@ def _search(
     progress: ProgressCallback,
     trials: TrialRunner,
     warm: WarmStart | None,
+    executor: TrialExecutor[BodyRun] | None = None,
 ) -> tuple[TuningResult, bool]:
-    """The search's result, and whether a warm-started run stopped early (before its budget)."""
+    """The search's result, and whether a warm-started run stopped early (before its budget).
+
+    With an ``executor``, its slots (devices) run trials at once; else ``trials`` runs one at a time.
+    """
+    from pytest_autotune.tuning.parallel import run_parallel
     from pytest_autotune.tuning.tuner import Tuner
 
     tuner = Tuner(
@@ -153,26 +164,35 @@ def _search(
         on_journal_mismatch="restart",
         sources=warm.sources if warm is not None else (),
     )
+
+    def told(record: TrialRecord) -> None:
+        progress(len(tuner.history), tuner.progress(), record.outcome.label, tuner.result.best_value)
+
     with tuner:
-        while (trial := tuner.ask()) is not None:
+        if executor is not None:
+            run_parallel(tuner, executor, _run_outcome, told)
+        while executor is None and (trial := tuner.ask()) is not None:
             if not policy.isolated:  # a crash here ends pytest: a resumed run must not run it again
                 tuner.start(trial)
             try:
                 run = trials(trial.config, TRIAL_REPEAT)
+                outcome = _run_outcome(trial, run)
             except BaseException:
                 tuner.cancel(trial)
                 raise
-            if run.label == "ok" and not run.samples:
-                tuner.cancel(trial)
-                raise TuningFailed(
-                    "the test body never called autotune.measure() or autotune.record(): "
-                    "there is nothing to tune"
-                )
-            record = tuner.tell(trial, run.outcome())
-            progress(len(tuner.history), tuner.progress(), record.outcome.label, tuner.result.best_value)
+            told(tuner.tell(trial, outcome))
         result = tuner.result
         early = warm is not None and not tuner.exhausted and not budget_spent(policy.budget, tuner.state())
     return result, early
+
+
+def _run_outcome(trial: Trial, run: BodyRun) -> Outcome:
+    """A trial's outcome from the body's run; a body that measured nothing ends tuning."""
+    if run.label == "ok" and not run.samples:
+        raise TuningFailed(
+            "the test body never called autotune.measure() or autotune.record(): there is nothing to tune"
+        )
+    return run.outcome()
 
 
 def _retire_journal(journal: Path) -> None:
@@ -265,6 +285,7 @@ def tune(
     trials: TrialRunner,
     baseline: BaselineMeter,
     warm: WarmStart | None = None,
+    executor: TrialExecutor[BodyRun] | None = None,
 ) -> TuneReport:
     """Tune the test and run it once more with the winner (see the module docstring).
 
@@ -284,7 +305,7 @@ def tune(
             raise TuningFailed(str(exc)) from None
         held.enter_context(_journal_kept_only_if_interrupted(journal))
         started = time.perf_counter()
-        result, stopped_early = _search(item, autotune, policy, journal, progress, trials, warm)
+        result, stopped_early = _search(item, autotune, policy, journal, progress, trials, warm, executor)
         summary = {
             "trials": result.evaluations,
             "counts": dict(result.counts),
