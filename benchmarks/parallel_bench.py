@@ -19,6 +19,11 @@ Every run is cached in ``benchmarks/out/parallel_bench/`` (one JSON per space, s
 later call with more seeds or spaces only runs what is missing::
 
     nice -n 10 python benchmarks/parallel_bench.py --spaces 4 --seeds 10 --jobs 2
+
+``--plugin`` prints the second table instead: real ``pytest --autotune`` runs with two PoCL devices
+(``POCL_DEVICES="pthread pthread"``), the example kernels on one device and over two xdist workers,
+and the gemm example's trials on one device and with ``--autotune-parallel=2``. Both devices share
+the same CPU cores, so no gain is expected: it shows that the plumbing works, and what it costs.
 """
 
 from __future__ import annotations
@@ -213,6 +218,46 @@ def report(spaces: list[str], seeds: list[int], devices: Sequence[int], budget: 
     return "\n".join(lines)
 
 
+# -- the real plugin on two PoCL devices ------------------------------------------------------------------
+#: (name, pytest arguments after ``--autotune``): the example kernels on 1 device and over 2 xdist
+#: workers, and the gemm example's trials on 1 device and on 2 at once.
+PLUGIN_RUNS = (
+    ("example kernels, 1 device", ["example_kernels"]),
+    ("example kernels, -n 2", ["example_kernels", "-n", "2", "--autotune-allow-shared-device"]),
+    ("gemm, 1 device", ["example_kernels/test_gemm.py"]),
+    ("gemm, --autotune-parallel=2", ["example_kernels/test_gemm.py", "--autotune-parallel=2"]),
+)
+
+
+def plugin_table(budget: int, strategy: str) -> str:
+    """Wall time of real ``pytest --autotune`` runs with two PoCL devices (``POCL_DEVICES``)."""
+    import subprocess
+    import tempfile
+
+    from benchmarks.bench_common import ROOT
+
+    env = {**os.environ, "POCL_DEVICES": "pthread pthread", "PYTEST_ADDOPTS": ""}
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="parallel-bench-") as folder:
+        for index, (name, args) in enumerate(PLUGIN_RUNS):
+            command = [sys.executable, "-m", "pytest", "--autotune", *args, "-q", "-p", "no:randomly"]
+            command += [f"--autotune-budget={budget}", f"--autotune-strategy={strategy}"]
+            command += ["--autotune-transfer=off", f"--autotune-cache={folder}/run{index}.json"]
+            load = os.getloadavg()[0]
+            started = time.perf_counter()
+            done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+            seconds = time.perf_counter() - started
+            tail = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr[-200:]
+            rows.append([name, f"{seconds:.1f}", f"{load:.1f}", tail])
+            print(f"{name}: {seconds:.1f}s ({tail})", flush=True)
+    return format_table(
+        ["run", "wall s", "load", "pytest says"],
+        rows,
+        align="lrrl",
+        title=f"pytest --autotune on 2 PoCL pthread devices sharing this machine's cores, budget {budget}",
+    )
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--spaces", type=int, default=10, help="the first K spaces of spaces.json")
@@ -222,11 +267,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--devices", type=int, nargs="*", default=list(DEVICES))
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--report-only", action="store_true", help="print the tables of the cached runs")
+    parser.add_argument("--plugin", action="store_true", help="only the real plugin's table (PoCL)")
+    parser.add_argument("--plugin-budget", type=int, default=20)
+    parser.add_argument("--plugin-strategy", default="bo")
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
+    if args.plugin:
+        print(plugin_table(args.plugin_budget, args.plugin_strategy))
+        return
     listing = [item["file"] for item in load_listing(REPLAY_DATA)]
     spaces = args.only or listing[: args.spaces]
     seeds = list(range(args.seeds))

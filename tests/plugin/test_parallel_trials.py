@@ -115,7 +115,7 @@ def test_trials_run_on_every_device_and_a_crash_fails_only_its_trial(twins: pyte
     assert entry["tuning"]["trials"] == 8
     assert entry["tuning"]["counts"]["runtime"] == 1
     assert entry["tuning"]["counts"]["ok"] == 7
-    result.stdout.fnmatch_lines(["*1 crash*"])
+    result.stdout.fnmatch_lines(["*trials on 2 devices at once; trial workers restarted: 1 crash*"])
 
 
 def test_asking_for_more_devices_than_there_are_uses_those_there_are(twins: pytest.Pytester) -> None:
@@ -139,3 +139,60 @@ def test_bad_parallel_values_are_usage_errors(twins: pytest.Pytester, args: list
     result = twins.runpytest("--autotune", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
+
+
+INTERRUPTED = """
+import os
+import time
+from pathlib import Path
+
+from twins import SimResult
+from pytest_autotune import Interval, tunable
+
+
+@tunable(A=Interval(1, 8, default=1), strategy="exhaustive", budget=8)
+def test_twin(autotune, sim_device):
+    a = autotune.config["A"]
+    here = Path(__file__).parent
+    if autotune.tuning:
+        with open(here / "trials.log", "a") as log:
+            log.write(f"{os.environ['RUN']} {sim_device} {a}\\n")
+        if a == 5 and (here / "interrupt").exists():
+            raise KeyboardInterrupt("stopped by hand")
+    time.sleep(0.05 * a)
+    autotune.measure(lambda: SimResult(1e-3 * (1 + (a - 6) ** 2)))
+"""
+
+
+def _journal(path: Path) -> list[tuple[int, int]]:
+    """(trial number, A) of each trial line of the test's journal under the pytest cache."""
+    (found,) = [p for p in path.glob(".pytest_cache/**/autotune/*.jsonl") if "lock" not in p.name]
+    lines = [json.loads(line) for line in found.read_text().splitlines()[1:]]
+    return [(line["trial"], line["config"]["A"]) for line in lines if "trial" in line]
+
+
+def test_an_interrupted_parallel_run_resumes_from_its_journal(
+    twins: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Trials told out of order are journaled; the resumed run evaluates none of them again."""
+    twins.makepyfile(test_twin=INTERRUPTED)
+    (twins.path / "interrupt").touch()
+    args = ("--autotune", "--autotune-parallel=2", "--autotune-isolate=process")
+    monkeypatch.setenv("RUN", "1")
+    assert twins.runpytest(*args, no_reraise_ctrlc=True).ret == pytest.ExitCode.INTERRUPTED
+    told = _journal(twins.path)
+    assert 5 not in {a for _, a in told}  # the interrupted trial is not journaled
+    (twins.path / "interrupt").unlink()
+    monkeypatch.setenv("RUN", "2")
+    twins.runpytest(*args).assert_outcomes(passed=1)
+    rows = [line.split() for line in (twins.path / "trials.log").read_text().splitlines()]
+    second = [int(a) for run, _, a in rows if run == "2"]
+    left = 8 - len(told)
+    assert sorted(second[:left]) == sorted(set(range(1, 9)) - {a for _, a in told})  # then the finalists
+    final = _journal(twins.path)
+    assert final[: len(told)] == told
+    assert sorted(a for _, a in final) == list(range(1, 9))  # each configuration journaled once
+    assert len({n for n, _ in final}) == 8
+    entry = json.loads((twins.path / "autotune.json").read_text())["devices"]["sim:twin"]["tests"]
+    assert entry["test_twin.py::test_twin"]["config"] == {"A": 6}
+    assert entry["test_twin.py::test_twin"]["tuning"]["trials"] == 8

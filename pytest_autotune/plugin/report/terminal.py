@@ -67,7 +67,8 @@ def _entries(n: int) -> str:
 
 
 def isolation_note(isolation: dict[str, Any] | None) -> str:
-    """``trial worker restarted 4 times: 3 crashes, 1 timeout`` (empty when it never restarted)."""
+    """``trial worker restarted: 3 crashes, 1 timeout``, after ``trials on 2 devices at once`` under
+    ``--autotune-parallel`` (empty when trials ran on one device and it never restarted)."""
     if not isolation:
         return ""
     reasons = [
@@ -79,10 +80,13 @@ def isolation_note(isolation: dict[str, Any] | None) -> str:
         )
         if n
     ]
+    devices = isolation.get("devices", 1)
+    spread = f"trials on {devices} devices at once" if devices > 1 else ""
     if not reasons:
-        return ""
+        return spread
     where = f" (details: {isolation['journal']})" if isolation.get("journal") else ""
-    return f"trial worker restarted: {', '.join(reasons)}{where}"
+    restarts = f"trial worker{'s' if devices > 1 else ''} restarted: {', '.join(reasons)}{where}"
+    return f"{spread}; {restarts}" if spread else restarts
 
 
 def pruned_note(pruned: dict[str, Any] | None) -> str:
