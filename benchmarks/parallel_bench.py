@@ -218,6 +218,74 @@ def report(spaces: list[str], seeds: list[int], devices: Sequence[int], budget: 
     return "\n".join(lines)
 
 
+# -- the cost of a suggestion with trials under way ---------------------------------------------------------
+def overhead_table(spaces: list[str], observations: int, pending: int, repeats: int) -> str:
+    """Seconds of one ``bo`` suggestion with ``pending`` trials under way against one with none.
+
+    The same strategy state (``observations`` uniformly drawn configurations told) is copied before
+    each suggestion, the two kinds alternate, and the median of ``repeats`` of each is compared.
+    """
+    import copy
+
+    import torch
+
+    from pytest_autotune.strategies import make_strategy
+    from pytest_autotune.strategies.unseen import draw_unseen
+
+    torch.set_num_threads(1)
+    rows = []
+    for space_name in spaces:
+        replay = _replay(space_name)
+        rng = np.random.default_rng(0)
+        strategy = make_strategy("bo", replay.space, rng, {"initial": 1})  # told trials: the design
+        seen: set[Any] = set()
+        while len(seen) < observations + pending:
+            point = draw_unseen(replay.space, rng, seen)
+            assert point is not None
+            seen.add(point.keys()[0])
+            if len(seen) <= observations:
+                strategy.tell(point, replay.objective(replay.space.configs(point)[0]))
+        under_way = [
+            replay.space.to_points([c]) for c in replay.space.configs(_unseen(replay, seen, pending))
+        ]
+        strategy.ask()  # the design's one configuration
+        strategy.ask()  # the first fit (cold, with restarts) is not what either kind pays
+        seconds: dict[int, list[float]] = {0: [], pending: []}
+        for _ in range(repeats):
+            for count in (0, pending):
+                copied = copy.deepcopy(strategy)
+                copied.pending(under_way[:count])
+                started = time.process_time()  # CPU seconds: robust to the other processes' load
+                copied.ask()
+                seconds[count].append(time.process_time() - started)
+        single, batch = (float(np.median(seconds[k])) for k in (0, pending))
+        rows.append(
+            [space_name.removesuffix(".json.gz"), f"{single:.3f}", f"{batch:.3f}", f"{batch / single:.2f}"]
+        )
+    return format_table(
+        ["space", "none under way, CPU s", f"{pending} under way, CPU s", "ratio"],
+        rows,
+        align="lrrr",
+        title=f"bo suggestion at {observations} observations, median of {repeats} each, alternating",
+    )
+
+
+def _unseen(replay: Any, seen: set[Any], count: int) -> Any:
+    """``count`` configurations not in ``seen`` (the trials under way)."""
+    from pytest_autotune.strategies.unseen import draw_unseen
+
+    rng = np.random.default_rng(1)
+    points: list[Any] = []
+    while len(points) < count:
+        point = draw_unseen(replay.space, rng, seen)
+        assert point is not None
+        seen.add(point.keys()[0])
+        points.append(point)
+    from pytest_autotune.space.base import Points
+
+    return Points.concat(points)
+
+
 # -- the real plugin on two PoCL devices ------------------------------------------------------------------
 #: (name, pytest arguments after ``--autotune``): the example kernels on 1 device and over 2 xdist
 #: workers, and the gemm example's trials on 1 device and on 2 at once.
@@ -268,6 +336,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--report-only", action="store_true", help="print the tables of the cached runs")
     parser.add_argument("--plugin", action="store_true", help="only the real plugin's table (PoCL)")
+    parser.add_argument("--overhead", action="store_true", help="only the suggestion-overhead table")
     parser.add_argument("--plugin-budget", type=int, default=20)
     parser.add_argument("--plugin-strategy", default="bo")
     return parser.parse_args(argv)
@@ -280,6 +349,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     listing = [item["file"] for item in load_listing(REPLAY_DATA)]
     spaces = args.only or listing[: args.spaces]
+    if args.overhead:
+        print(overhead_table(spaces, observations=100, pending=3, repeats=5))
+        print(f"load average {os.getloadavg()[0]:.1f}")
+        return
     seeds = list(range(args.seeds))
     # Seed by seed (a partial run already averages over whole seeds), N = 2 last (no target on it).
     tasks = [(space, seed, n, args.budget) for seed in seeds for space in spaces for n in args.devices]
