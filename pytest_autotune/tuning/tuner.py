@@ -17,7 +17,7 @@ What the tuner guarantees, whatever the strategy does:
   back to a uniformly drawn unseen configuration, and it reports exhaustion
   (``ask() -> None``) once every configuration was evaluated.
 * **Several trials at once.** :meth:`ask` may be called again before earlier trials are told (one
-  test's trials on several devices: :mod:`~pytest_autotune.tuning.parallel`); the strategy is told
+  test's trials on several devices: :mod:`~pytest_autotune.tuning.parallel.loop`); the strategy is told
   the configurations under way before each suggestion
   (:meth:`~pytest_autotune.strategies.base.Strategy.pending`), the abort conditions count them when
   deciding whether to ask for another, and trials may be told in any order (the journal records

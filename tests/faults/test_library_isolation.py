@@ -190,8 +190,8 @@ def test_a_crash_or_hang_on_one_slot_fails_that_trial_only_and_restarts_that_slo
     objectives: ModuleType,
 ) -> None:
     """Two slots, each its own worker: the crashing and hanging trials fail, the others go on."""
-    from pytest_autotune.tuning.executor import LocalExecutor, ObjectiveRunner
-    from pytest_autotune.tuning.parallel import run_parallel
+    from pytest_autotune.tuning.parallel.executor import LocalExecutor, ObjectiveRunner
+    from pytest_autotune.tuning.parallel.loop import run_parallel
 
     space = build_space({"x": Interval(1, 7)})
     objectives_by_slot = [IsolatedObjective(objectives.objective, timeout=1.0) for _ in range(2)]

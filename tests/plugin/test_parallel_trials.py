@@ -40,6 +40,9 @@ class TwinBackend(Backend):
     def spec_of(self, device):
         return device
 
+    def identity(self, device):
+        return device
+
     def info(self, device):
         return {"key": self.key(device)}
 

@@ -17,8 +17,8 @@ import pytest
 from pytest_autotune import testing
 from pytest_autotune.outcome import Outcome
 from pytest_autotune.tuning.abort import Duration, Evaluations
-from pytest_autotune.tuning.executor import LocalExecutor
-from pytest_autotune.tuning.parallel import run_parallel
+from pytest_autotune.tuning.parallel.executor import LocalExecutor
+from pytest_autotune.tuning.parallel.loop import run_parallel
 from pytest_autotune.tuning.tuner import Tuner
 
 

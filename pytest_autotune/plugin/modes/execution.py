@@ -35,8 +35,8 @@ if TYPE_CHECKING:
 
     from pytest_autotune.fixture import Autotune
     from pytest_autotune.plugin.modes.item_plan import ItemPlan
-    from pytest_autotune.plugin.workers.parallel import ParallelTrials
     from pytest_autotune.plugin.session import AutotuneSession
+    from pytest_autotune.plugin.workers.parallel import ParallelTrials
     from pytest_autotune.plugin.workers.parent import IsolatedTrials
 
     TrialWorkers = IsolatedTrials | ParallelTrials

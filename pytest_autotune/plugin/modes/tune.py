@@ -10,7 +10,7 @@
    the tuner, which evaluates their best configurations first, and may stop early once it stalls.
    With ``--autotune-parallel`` the trials run on several devices at once
    (:mod:`pytest_autotune.plugin.workers.parallel`: an executor the tuning loop keeps busy,
-   :func:`~pytest_autotune.tuning.parallel.run_parallel`), told in the order they finish.
+   :func:`~pytest_autotune.tuning.parallel.loop.run_parallel`), told in the order they finish.
 2. **Finalists**: the best few configurations, the declared default and the committed
    configuration (when still valid) are re-measured by the same runner in interleaved rounds, so
    drift in the machine's speed hits them alike. The committed configuration is replaced only
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from pytest_autotune.entry import History, StoreEntry
     from pytest_autotune.plugin.workers.runner import BodyRun
     from pytest_autotune.space.base import Space
-    from pytest_autotune.tuning.executor import TrialExecutor
+    from pytest_autotune.tuning.parallel.executor import TrialExecutor
     from pytest_autotune.tuning.trials import Trial, TrialRecord, TuningResult
 
 __all__ = ["FINALIST_ROUNDS", "JOURNAL_WAIT", "TuneReport", "TuningFailed", "derive_seed", "tune"]
@@ -150,7 +150,7 @@ def _search(
 
     With an ``executor``, its slots (devices) run trials at once; else ``trials`` runs one at a time.
     """
-    from pytest_autotune.tuning.parallel import run_parallel
+    from pytest_autotune.tuning.parallel.loop import run_parallel
     from pytest_autotune.tuning.tuner import Tuner
 
     tuner = Tuner(

@@ -4,8 +4,8 @@ A box of identical GPUs tunes a test N times faster when N trials run at once, o
 device gets its own persistent trial worker, exactly the worker an isolated sequential run uses
 (:class:`~pytest_autotune.plugin.workers.parent.IsolatedTrials`, told its device through its
 environment), so a crash or hang on one device fails that trial only and restarts that device's
-worker. The workers sit behind a :class:`~pytest_autotune.tuning.executor.LocalExecutor`, which the
-tuning loop (:func:`~pytest_autotune.tuning.parallel.run_parallel`) keeps busy; another executor
+worker. The workers sit behind a :class:`~pytest_autotune.tuning.parallel.executor.LocalExecutor`, which the
+tuning loop (:func:`~pytest_autotune.tuning.parallel.loop.run_parallel`) keeps busy; another executor
 (other hosts) plugs in the same way.
 
 Which devices: those of the test's backend whose key equals the key of the test's own device
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pytest_autotune.plugin.workers.parent import IsolatedTrials
-from pytest_autotune.tuning.executor import LocalExecutor
+from pytest_autotune.tuning.parallel.executor import LocalExecutor
 
 if TYPE_CHECKING:
     import pytest
@@ -35,19 +35,21 @@ __all__ = ["ParallelTrials", "TrialSlot", "same_type_specs"]
 
 
 def same_type_specs(resolver: DeviceResolver, backend: Backend) -> list[str | None]:
-    """Specs of this host's usable devices of the test's type (same key), the test's own first."""
+    """Specs of this host's usable devices of the test's type (same key), one per physical device
+    (:meth:`~pytest_autotune.backends.base.Backend.identity`), the test's own first."""
     own = resolver.assignment(backend)
-    own_spec = backend.spec_of(own.device)
-    others = [
-        spec
-        for device in backend.usable_devices()
-        if backend.key(device) == own.key and (spec := backend.spec_of(device)) != own_spec
-    ]
-    return [own_spec, *dict.fromkeys(others)]
+    seen = {backend.identity(own.device)}
+    specs = [backend.spec_of(own.device)]
+    for device in backend.usable_devices():
+        identity = backend.identity(device)
+        if backend.key(device) == own.key and identity not in seen:  # another physical device
+            seen.add(identity)
+            specs.append(backend.spec_of(device))
+    return specs
 
 
 class TrialSlot:
-    """A :class:`~pytest_autotune.tuning.executor.SlotRunner` over one device's trial worker."""
+    """A :class:`~pytest_autotune.tuning.parallel.executor.SlotRunner` over one device's trial worker."""
 
     def __init__(self, worker: IsolatedTrials, repeat: int) -> None:
         self.worker = worker

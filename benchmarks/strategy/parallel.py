@@ -1,7 +1,7 @@
 """One test's trials on N devices: what batching costs in quality per evaluation, and buys in wall time.
 
 Replays the exhaustively measured GPU spaces (``benchmarks/data/replay/``) with ``bo`` on N simulated
-devices (N = 1, 2, 4, 8): the tuner keeps N trials under way (:mod:`pytest_autotune.tuning.parallel`'s
+devices (N = 1, 2, 4, 8): the tuner keeps N trials under way (:mod:`pytest_autotune.tuning.parallel.loop`'s
 rule: a free device gets the next suggestion at once), and each trial occupies its device for the
 time the cache recorded for it, ``compile_time + benchmark_time`` (a failed configuration: its
 recorded times where present, else its compile time alone). Outcomes are told in the order the
@@ -18,7 +18,7 @@ Printed per space and on average over the spaces (each cell the mean over the se
 Every run is cached in ``benchmarks/out/parallel_bench/`` (one JSON per space, seed and N), so a
 later call with more seeds or spaces only runs what is missing::
 
-    nice -n 10 python benchmarks/parallel_bench.py --spaces 4 --seeds 10 --jobs 2
+    nice -n 10 python -m benchmarks parallel --spaces 4 --seeds 10 --jobs 2
 
 ``--plugin`` prints the second table instead: real ``pytest --autotune`` runs with two PoCL devices
 (``POCL_DEVICES="pthread pthread"``), the example kernels on one device and over two xdist workers,
@@ -43,9 +43,7 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from benchmarks.bench_common import OUT, REPLAY_DATA, format_table, load_listing
+from benchmarks.common import OUT, REPLAY_DATA, ROOT, format_table, load_listing
 
 DEVICES = (1, 2, 4, 8)
 EVALUATIONS = (20, 50, 100)
@@ -302,8 +300,6 @@ def plugin_table(budget: int, strategy: str) -> str:
     import subprocess
     import tempfile
 
-    from benchmarks.bench_common import ROOT
-
     env = {**os.environ, "POCL_DEVICES": "pthread pthread", "PYTEST_ADDOPTS": ""}
     rows = []
     with tempfile.TemporaryDirectory(prefix="parallel-bench-") as folder:
@@ -324,6 +320,10 @@ def plugin_table(budget: int, strategy: str) -> str:
         align="lrrl",
         title=f"pytest --autotune on 2 PoCL pthread devices sharing this machine's cores, budget {budget}",
     )
+
+
+NAME = "parallel"  # python -m benchmarks parallel
+QUESTION = "What do N devices per test cost in quality per evaluation and buy in wall time (bo batches)?"
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

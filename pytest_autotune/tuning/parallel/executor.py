@@ -2,7 +2,7 @@
 
 A :class:`TrialExecutor` owns a fixed number of *slots*, numbered ``0 .. slots - 1``: one per device
 (a GPU of this host, a Dask worker's device on another host, ...), each served by one persistent
-trial worker. The parallel driver (:mod:`pytest_autotune.tuning.parallel`) keeps every free slot
+trial worker. The parallel driver (:mod:`pytest_autotune.tuning.parallel.loop`) keeps every free slot
 busy: it asks the tuner for a trial, :meth:`~TrialExecutor.submit`\\ s it to a free slot, and tells
 the tuner each outcome as :meth:`~TrialExecutor.wait` returns it, in whatever order the trials
 finish. The contract an executor keeps:
@@ -27,7 +27,7 @@ finish. The contract an executor keeps:
 
 :class:`LocalExecutor` is the implementation for the devices of this host: one thread per slot
 drives that slot's :class:`SlotRunner` (the plugin's per-device
-:class:`~pytest_autotune.plugin.worker_parent.IsolatedTrials`, or a library
+:class:`~pytest_autotune.plugin.workers.parent.IsolatedTrials`, or a library
 :class:`~pytest_autotune.tuning.isolation.IsolatedObjective` through :class:`ObjectiveRunner`), whose
 own worker (:mod:`pytest_autotune.tuning.worker`) already turns a crash or a hang into a failed
 result and restarts on the next request. Threads suffice: a slot's thread only waits on its worker's

@@ -2,7 +2,7 @@
 
 :func:`run_parallel` is the parallel counterpart of the sequential loop
 (:func:`~pytest_autotune.tuning.evaluation.run_objective`): it asks the tuner for a trial whenever a
-slot of the :class:`~pytest_autotune.tuning.executor.TrialExecutor` is free, and tells the tuner each
+slot of the :class:`~pytest_autotune.tuning.parallel.executor.TrialExecutor` is free, and tells the tuner each
 outcome as soon as its trial finishes, in completion order. Nothing else changes, because the tuner
 already allows several outstanding trials:
 
@@ -27,7 +27,7 @@ from typing import TypeVar
 
 from pytest_autotune.outcome import Outcome
 from pytest_autotune.tuning.evaluation import AskTell
-from pytest_autotune.tuning.executor import TrialExecutor
+from pytest_autotune.tuning.parallel.executor import TrialExecutor
 from pytest_autotune.tuning.trials import Trial, TrialRecord, TuningResult
 
 __all__ = ["run_parallel"]
