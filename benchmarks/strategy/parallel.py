@@ -198,6 +198,7 @@ def report(spaces: list[str], seeds: list[int], devices: Sequence[int], budget: 
             key = f"t{level:.2f}"
             ratios = [per_space[s][n][key] / per_space[s][devices[0]][key] for s in spaces]
             average[n][key] = _mean(ratios) * average[devices[0]][key]
+            average[n][f"miss{level:.2f}"] = sum(per_space[s][n][f"miss{level:.2f}"] for s in spaces)
     body += table_rows("mean", average)
     lines.append(
         format_table(
@@ -210,7 +211,8 @@ def report(spaces: list[str], seeds: list[int], devices: Sequence[int], budget: 
     lines.append(
         "at E: fraction of the optimum after E evaluations; dE: its difference to N=1; tL: simulated "
         "seconds until a trial within L of the optimum finished (missed runs count with their whole "
-        "duration); missed: runs that never reached 0.90/0.95; suggest: median seconds of a suggestion "
+        "duration; the mean row: the mean of the per-space ratios); missed: runs that never reached "
+        "0.90/0.95 (the mean row: all spaces); suggest: median seconds of a suggestion "
         f"at {OVERHEAD_AT[0]}-{OVERHEAD_AT[1]} observations (N-1 trials under way), measured"
     )
     return "\n".join(lines)
