@@ -287,11 +287,12 @@ def _unseen(replay: Any, seen: set[Any], count: int) -> Any:
 
 
 # -- the real plugin on two PoCL devices ------------------------------------------------------------------
-#: (name, pytest arguments after ``--autotune``): the example kernels on 1 device and over 2 xdist
-#: workers, and the gemm example's trials on 1 device and on 2 at once.
+#: (name, pytest arguments after ``--autotune``): three example kernels on 1 device and over 2 xdist
+#: workers (a device each), and the gemm example's trials on 1 device and on 2 at once.
+KERNELS = [f"example_kernels/test_{name}.py" for name in ("saxpy", "reduction", "gemm")]
 PLUGIN_RUNS = (
-    ("example kernels, 1 device", ["example_kernels"]),
-    ("example kernels, -n 2", ["example_kernels", "-n", "2", "--autotune-allow-shared-device"]),
+    ("saxpy, reduction, gemm: 1 device", KERNELS),
+    ("saxpy, reduction, gemm: -n 2", [*KERNELS, "-n", "2"]),
     ("gemm, 1 device", ["example_kernels/test_gemm.py"]),
     ("gemm, --autotune-parallel=2", ["example_kernels/test_gemm.py", "--autotune-parallel=2"]),
 )

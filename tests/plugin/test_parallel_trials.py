@@ -130,6 +130,14 @@ def test_asking_for_more_devices_than_there_are_uses_those_there_are(twins: pyte
     assert {device for _, device, _ in _trials(twins.path)} == {"gpu0", "gpu1"}
 
 
+def test_trials_in_the_pytest_process_run_one_at_a_time_with_a_warning(twins: pytest.Pytester) -> None:
+    twins.makepyfile(test_twin=TEST.replace("os._exit(3)", "pass"))  # no crash in the pytest process
+    result = twins.runpytest("--autotune", "--autotune-parallel=2", "--autotune-isolate=none")
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(["*--autotune-parallel=2 needs isolated trials*"])
+    assert {device for _, device, _ in _trials(twins.path)} == {"gpu0"}
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

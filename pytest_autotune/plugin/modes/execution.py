@@ -204,6 +204,12 @@ def _tune(
         with progress:
             if plan.policy.isolated:
                 isolated = _trial_workers(session, item, plan)
+            elif session.settings.parallel != 1:
+                _warn_once(
+                    session,
+                    f"--autotune-parallel={session.settings.parallel} needs isolated trials (a worker "
+                    "process per device); with --autotune-isolate=none the trials run one at a time",
+                )
             with isolated or contextlib.nullcontext():
                 report = tune(
                     item,
