@@ -298,7 +298,7 @@ PLUGIN_RUNS = (
 )
 
 
-def plugin_table(budget: int, strategy: str) -> str:
+def plugin_table(budget: int, strategy: str, only: Sequence[int] | None = None) -> str:
     """Wall time of real ``pytest --autotune`` runs with two PoCL devices (``POCL_DEVICES``)."""
     import subprocess
     import tempfile
@@ -307,6 +307,8 @@ def plugin_table(budget: int, strategy: str) -> str:
     rows = []
     with tempfile.TemporaryDirectory(prefix="parallel-bench-") as folder:
         for index, (name, args) in enumerate(PLUGIN_RUNS):
+            if only is not None and index not in only:
+                continue
             command = [sys.executable, "-m", "pytest", "--autotune", *args, "-q", "-p", "no:randomly"]
             command += [f"--autotune-budget={budget}", f"--autotune-strategy={strategy}"]
             command += ["--autotune-transfer=off", f"--autotune-cache={folder}/run{index}.json"]
@@ -342,13 +344,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--overhead", action="store_true", help="only the suggestion-overhead table")
     parser.add_argument("--plugin-budget", type=int, default=20)
     parser.add_argument("--plugin-strategy", default="bo")
+    parser.add_argument("--plugin-runs", nargs="*", type=int, default=None, help="which rows (0-3)")
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     if args.plugin:
-        print(plugin_table(args.plugin_budget, args.plugin_strategy))
+        print(plugin_table(args.plugin_budget, args.plugin_strategy, args.plugin_runs))
         return
     listing = [item["file"] for item in load_listing(REPLAY_DATA)]
     spaces = args.only or listing[: args.spaces]
