@@ -34,6 +34,8 @@ _EXPORTS: dict[str, str] = {
     "build_space": "pytest_autotune.space",
     # launch geometry (Kernel Tuner's problem_size / grid_div / block_size_names)
     "Geometry": "pytest_autotune.backends.geometry",
+    # a triton.autotune config list as a declaration
+    "from_triton": "pytest_autotune.backends.torch.triton_configs",
     "LaunchSizes": "pytest_autotune.backends.geometry",
     "Space": "pytest_autotune.space.base",
     "SpaceError": "pytest_autotune.space.errors",
@@ -80,6 +82,7 @@ __all__ = [
     "ValidEvaluations",
     "build_space",
     "constraint",
+    "from_triton",
     "tunable",
 ]
 
@@ -90,6 +93,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from pytest_autotune.api import constraint, tunable
     from pytest_autotune.backends.geometry import Geometry, LaunchSizes
+    from pytest_autotune.backends.torch.triton_configs import from_triton
     from pytest_autotune.fixture import Autotune
     from pytest_autotune.outcome import Outcome
     from pytest_autotune.replay import Replay

@@ -219,6 +219,7 @@ class Autotune:
         options: Sequence[str] = (),
         define_style: str | None = None,
         source_name: str | None = None,
+        **backend_options: Any,
     ) -> Any:
         """Build a program for ``context`` with ``defines`` (default: the configuration), cached.
 
@@ -231,6 +232,8 @@ class Autotune:
         works, ``read_only`` included), or ``-D`` options with ``define_style="options"``. The
         backend that owns ``context`` builds it (OpenCL: a ``pyopencl.Context``), else the test's
         own backend; a clear error when that one builds no programs (the host).
+        ``backend_options`` go to the backend as they are (CUDA: ``name_expressions=["gemm<float, 64>"]``
+        names template instances).
         """
         from pytest_autotune.backends import backend_for_object
 
@@ -255,7 +258,7 @@ class Autotune:
         if source_name is not None:
             style["source_name"] = source_name
         try:
-            return backend.build(context, source, chosen, options, **style)
+            return backend.build(context, source, chosen, options, **style, **backend_options)
         except BackendError as exc:
             raise BackendError(f"{self.nodeid}: autotune.build: {exc}; {_builders_hint()}") from exc
 

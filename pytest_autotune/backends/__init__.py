@@ -40,6 +40,7 @@ __all__ = [
     "get_backend",
     "loaded_backends",
     "register_backend",
+    "restart_needed",
 ]
 
 #: The backend of tests that use no backend's fixtures.
@@ -70,6 +71,18 @@ _REGISTRY: dict[str, BackendEntry] = {
         fixtures=frozenset({"cl_context", "cl_queue"}),
         library="pyopencl",
         fixture_module="pytest_autotune.backends.opencl.fixtures",
+    ),
+    "cuda": BackendEntry(
+        "pytest_autotune.backends.cuda.backend:CudaBackend",
+        fixtures=frozenset({"cuda_device", "cuda_stream"}),
+        library="cuda.bindings",
+        fixture_module="pytest_autotune.backends.cuda.fixtures",
+    ),
+    "torch": BackendEntry(
+        "pytest_autotune.backends.torch.backend:TorchBackend",
+        fixtures=frozenset({"torch_device"}),
+        library="torch",
+        fixture_module="pytest_autotune.backends.torch.fixtures",
     ),
 }
 
@@ -173,6 +186,16 @@ def loaded_backends() -> list[Backend]:
 def backend_for_object(obj: Any) -> Backend | None:
     """The loaded backend that owns ``obj`` (a context, a queue), None when none does."""
     return next((backend for backend in loaded_backends() if backend.owns(obj)), None)
+
+
+def restart_needed() -> str | None:
+    """Why this process must be replaced before its next trial (a loaded backend lost its device
+    context), None while it can go on."""
+    for backend in loaded_backends():
+        reason = backend.needs_restart()
+        if reason is not None:
+            return f"{backend.name}: {reason}"
+    return None
 
 
 def fixture_modules() -> list[str]:

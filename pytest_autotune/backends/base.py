@@ -37,13 +37,21 @@ class DeviceLimits:
 
     ``max_work_group_size`` is the most work-items (threads) in one work-group (block),
     ``max_work_item_sizes`` that maximum per dimension, ``local_memory`` the bytes of local
-    (shared) memory one work-group may use. Launch checks use them today; they are also the facts
-    from which known constraints of a search space can be derived.
+    (shared) memory one work-group may use by default, ``local_memory_opt_in`` the most it may
+    use after opting in (CUDA's ``cudaFuncAttributeMaxDynamicSharedMemorySize``; None where a
+    device has no such thing). Launch checks use them; they are also the facts from which known
+    constraints of a search space are derived.
     """
 
     max_work_group_size: int | None = None
     max_work_item_sizes: tuple[int, ...] | None = None
     local_memory: int | None = None
+    local_memory_opt_in: int | None = None
+
+    @property
+    def local_memory_limit(self) -> int | None:
+        """The most local memory any launch can get: the opt-in amount where there is one."""
+        return self.local_memory_opt_in if self.local_memory_opt_in is not None else self.local_memory
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able dict (the per-dimension sizes as a list)."""
@@ -52,6 +60,7 @@ class DeviceLimits:
             "max_work_group_size": self.max_work_group_size,
             "max_work_item_sizes": sizes,
             "local_memory": self.local_memory,
+            "local_memory_opt_in": self.local_memory_opt_in,
         }
 
 
@@ -136,6 +145,12 @@ class Backend(ABC):
         """The hard launch limits of ``device`` (the default: nothing known)."""
         return DeviceLimits()
 
+    def unavailable(self) -> str | None:
+        """Why no device of this kind can be used here (a tunable test on it is then skipped with
+        that reason), None when one can. The default, None, lets device selection raise instead
+        (OpenCL: a usage error naming what exists)."""
+        return None
+
     # -- fixtures and timing ----------------------------------------------------------------------------
     def synchronizer(
         self, fixturenames: Collection[str], fixture: Callable[[str], Any]
@@ -145,6 +160,15 @@ class Backend(ABC):
         ``fixturenames`` is the test's fixture closure, ``fixture(name)`` returns a fixture's value.
         The default timer calls the result after the timed function when it measures wall-clock
         time, so asynchronous launches are counted.
+        """
+        return None
+
+    def timer(self, fixturenames: Collection[str], fixture: Callable[[str], Any]) -> Any:
+        """The backend's own timer for a test (e.g. GPU events around each call), or None.
+
+        When the test keeps the default ``autotune_timer``, a timer returned here replaces it
+        (the default timer with :meth:`synchronizer` is used otherwise). ``fixture("autotune_l2_flush")``
+        says whether a device timer should flush the L2 cache before each timed call.
         """
         return None
 
@@ -170,6 +194,7 @@ class Backend(ABC):
         *,
         define_style: str | None = None,
         source_name: str | None = None,
+        **backend_options: Any,
     ) -> Any:
         """Build ``source`` for ``context`` with ``defines`` and compiler ``options``, cached.
 
@@ -179,7 +204,10 @@ class Backend(ABC):
         backend written before the keyword existed keeps working. ``source_name`` is the path of
         the kernel file when the test gave one (``autotune.build(ctx, Path("k.cl"))``): compiler
         messages should name it (C-like languages: a ``#line 1 "k.cl"`` directive); passed only
-        when known. Build failures raise an error that :meth:`classify` labels ``compile``.
+        when known.
+        ``backend_options`` are the backend's own keywords (CUDA: ``name_expressions``), passed
+        only when the test gives them. Build failures raise an error that :meth:`classify` labels
+        ``compile``.
         """
         raise BackendError(f"the {self.name!r} backend does not build programs")
 
@@ -192,6 +220,12 @@ class Backend(ABC):
         Like :meth:`result_seconds`, called while the library is loaded, for every failed trial:
         recognise the backend's own exception types without importing anything.
         """
+        return None
+
+    def needs_restart(self) -> str | None:
+        """Why this process can no longer run trials on this backend (a GPU context lost to an
+        illegal address), None while it can. An isolated trial worker that says so after a trial
+        is replaced before the next one; that trial keeps its failure and tuning goes on."""
         return None
 
     def __repr__(self) -> str:

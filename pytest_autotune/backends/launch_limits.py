@@ -87,9 +87,11 @@ def limit_constraints(geometry: Geometry, names: Sequence[str], limits: DeviceLi
             f"and ({per_dimension}) per dimension"
         )
         candidates.append((_WorkGroupFits(geometry, limits), geometry.local_size_reads(names), text))
-    if geometry.local_memory is not None and limits.local_memory is not None:
-        text = f"device limit: at most {limits.local_memory} bytes of local memory"
-        fits = _LocalMemoryFits(geometry, limits.local_memory)
+    local_limit = limits.local_memory_limit
+    if geometry.local_memory is not None and local_limit is not None:
+        opt_in = " (opt-in)" if limits.local_memory_opt_in is not None else ""
+        text = f"device limit: at most {local_limit} bytes of local memory{opt_in}"
+        fits = _LocalMemoryFits(geometry, local_limit)
         candidates.append((fits, geometry.local_memory_reads(names), text))
     constraints: list[Constraint] = []
     for check, reads, text in candidates:

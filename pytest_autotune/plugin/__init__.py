@@ -172,14 +172,19 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     A plain implementation: skip/xfail marks (tryfirst) are evaluated before it, and it runs
     before pytest's own setup (registered earlier), which creates the fixtures.
     """
-    from pytest_autotune.plugin.modes.planning import PlanError, plan_item
+    from pytest_autotune.plugin.modes.planning import DeviceMissing, PlanError, plan_item
 
     session = _session(item.config)
     failure: str | None = None
+    missing: str | None = None
     try:
         plan = plan_item(session, item)
+    except DeviceMissing as exc:
+        missing = str(exc)
     except PlanError as exc:
         failure = str(exc)
+    if missing is not None:
+        pytest.skip(missing)
     if failure is not None:
         pytest.fail(failure, pytrace=False)  # outside the except: the message is shown once
     if plan is not None:
@@ -278,6 +283,13 @@ def autotune_timer() -> Timer:
 
 
 @pytest.fixture
+def autotune_l2_flush() -> bool:
+    """Whether a GPU backend's event timer flushes the L2 cache before each timed call (as
+    ``triton.testing.do_bench``); override this fixture to return False to time warm caches."""
+    return True
+
+
+@pytest.fixture
 def autotune(request: pytest.FixtureRequest, autotune_timer: Timer) -> Autotune:
     """The configuration under test of a ``@tunable`` test, and the tools to time it."""
     from pytest_autotune.fixture import MEASURE_REPEAT, Autotune
@@ -289,8 +301,13 @@ def autotune(request: pytest.FixtureRequest, autotune_timer: Timer) -> Autotune:
     timer = autotune_timer
     backend = _session(request.config).devices.backend_for(request.fixturenames)
     if isinstance(timer, DefaultTimer) and timer.sync is None:
-        sync = backend.synchronizer(request.fixturenames, request.getfixturevalue)
-        if sync is not None:
+        own = backend.timer(request.fixturenames, request.getfixturevalue)
+        sync = (
+            None if own is not None else backend.synchronizer(request.fixturenames, request.getfixturevalue)
+        )
+        if own is not None:
+            timer = own
+        elif sync is not None:
             timer = DefaultTimer(sync=sync)
     fixture = Autotune(
         nodeid=request.node.nodeid,

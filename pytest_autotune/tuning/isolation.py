@@ -113,7 +113,9 @@ def _objective_child(channel: Connection, objective: Callable[[Mapping[str, Any]
         except Exception as exc:
             return Outcome.failed("runtime", _describe_error(exc)), True
 
-    serve_requests(channel, handle)
+    from pytest_autotune.backends import restart_needed
+
+    serve_requests(channel, handle, restart_needed)
 
 
 class IsolatedObjective:

@@ -8,7 +8,9 @@
 * no reply before the deadline: the child's process group is killed and the request fails with
   label ``timeout``;
 * the child's memory grew by more than a limit since it started (a leak across trials): the reply
-  is kept and the child is replaced before the next request.
+  is kept and the child is replaced before the next request;
+* the child says it cannot go on (its reply's ``restart``: a GPU context lost to an illegal
+  address): the reply is kept and the child is replaced before the next request.
 
 A replacement starts on the next request, so the caller just goes on. How a child is started is
 not this class's business: the caller passes a ``launch`` function returning :class:`Launched` (a
@@ -120,6 +122,7 @@ class WorkerStats:
     crashes: int = 0
     timeouts: int = 0
     memory_restarts: int = 0
+    context_restarts: int = 0
     start_seconds: list[float] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -129,6 +132,7 @@ class WorkerStats:
             "crashes": self.crashes,
             "timeouts": self.timeouts,
             "memory_restarts": self.memory_restarts,
+            "context_restarts": self.context_restarts,
             "start_seconds": [round(s, 4) for s in self.start_seconds],
         }
 
@@ -193,7 +197,10 @@ class Worker:
             self._discard()
             return failure
         assert isinstance(reply, Reply)
-        if self.memory_limit is not None and reply.rss - self._ready_rss > self.memory_limit:
+        if reply.restart is not None:
+            self.stats.context_restarts += 1
+            self.stop()  # the child ends its loop after this reply
+        elif self.memory_limit is not None and reply.rss - self._ready_rss > self.memory_limit:
             self.stats.memory_restarts += 1
             self.stop()
         return reply.payload

@@ -34,7 +34,12 @@ class Ready:
 
 @dataclass(frozen=True)
 class Reply:
-    """A worker's answer to one request, with its resident memory afterwards."""
+    """A worker's answer to one request, with its resident memory afterwards.
+
+    ``restart`` is why the worker cannot serve another request (e.g. its GPU context was lost to
+    an illegal address; None: it can): it exits after this reply, and the parent starts a new one.
+    """
 
     payload: Any
     rss: int
+    restart: str | None = None

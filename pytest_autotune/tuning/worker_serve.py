@@ -49,11 +49,17 @@ def watch_parent(wait_until_gone: Callable[[], object]) -> None:
     threading.Thread(target=watch, name="pytest-autotune-parent-watch", daemon=True).start()
 
 
-def serve_requests(channel: Connection, handle: Callable[[Any], tuple[Any, bool]]) -> None:
+def serve_requests(
+    channel: Connection,
+    handle: Callable[[Any], tuple[Any, bool]],
+    restart_needed: Callable[[], str | None] | None = None,
+) -> None:
     """The worker loop: send :class:`Ready`, then answer requests until :data:`STOP` or EOF.
 
     ``handle(request)`` returns ``(payload, go_on)``; the loop ends after a payload with
-    ``go_on`` False (e.g. the test body called ``pytest.skip``).
+    ``go_on`` False (e.g. the test body called ``pytest.skip``). ``restart_needed()``, asked after
+    each request, says why this process cannot serve another one (a lost GPU context); the reply
+    then carries the reason and the loop ends, so the parent replaces the worker.
     """
     channel.send(Ready(resident_bytes()))
     while True:
@@ -64,6 +70,7 @@ def serve_requests(channel: Connection, handle: Callable[[Any], tuple[Any, bool]
         if isinstance(request, str) and request == STOP:
             return
         payload, go_on = handle(request)
-        channel.send(Reply(payload, resident_bytes()))
-        if not go_on:
+        restart = None if restart_needed is None else restart_needed()
+        channel.send(Reply(payload, resident_bytes(), restart))
+        if not go_on or restart is not None:
             return

@@ -118,6 +118,8 @@ import json, sys
 from pytest_autotune.backends import backend_for_fixtures, fixture_modules, get_backend, loaded_backends
 import pytest_autotune.backends.opencl
 import pytest_autotune.backends.opencl.fixtures
+import pytest_autotune.backends.cuda.fixtures
+import pytest_autotune.backends.torch.fixtures
 from pytest_autotune.plugin.devices import DeviceResolver, WorkerSlot
 from pytest_autotune.backends.errors import classify_exception
 from pytest_autotune.timing.measure import DefaultTimer
@@ -134,6 +136,7 @@ print(json.dumps({
     "classified": classify_exception(ValueError("plain"))[0],
     "modules": fixture_modules(),
     "pyopencl": "pyopencl" in sys.modules,
+    "heavy": sorted({m.split(".")[0] for m in sys.modules} & {"torch", "triton", "cupy", "cuda"}),
 }))
 """
 
@@ -148,7 +151,12 @@ def test_choosing_a_backend_imports_no_device_library() -> None:
     assert found["host_key"] == host_key()
     assert found["loaded"] == ["host"]  # the OpenCL backend is asked nothing while pyopencl is absent
     assert (found["timed"], found["classified"]) == (7, "runtime")
-    assert found["modules"] == ["pytest_autotune.backends.opencl.fixtures"]
+    assert found["modules"] == [
+        "pytest_autotune.backends.opencl.fixtures",
+        "pytest_autotune.backends.cuda.fixtures",
+        "pytest_autotune.backends.torch.fixtures",
+    ]
+    assert found["heavy"] == []  # nor cuda-python, torch or triton
 
 
 def test_registry_entries_agree_with_their_classes() -> None:
@@ -164,10 +172,10 @@ def test_registry_entries_agree_with_their_classes() -> None:
 
 def test_bad_registrations_and_names_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(backends, "_REGISTRY", dict(backends._REGISTRY))
-    with pytest.raises(ValueError, match="unknown backend 'cuda'; available: host, opencl"):
-        get_backend("cuda")
+    with pytest.raises(ValueError, match="unknown backend 'metal'; available: cuda, host, opencl, torch"):
+        get_backend("metal")
     with pytest.raises(ValueError, match="module:Class"):
-        register_backend("cuda", "pytest_autotune.backends.cuda")
+        register_backend("metal", "pytest_autotune.backends.metal")
     with pytest.raises(ValueError, match="letters, digits"):
         register_backend("cu da", SimBackend)
     register_backend("wrong", SimBackend)  # the class says "sim"
@@ -191,6 +199,7 @@ def test_host_backend_key_info_and_limits() -> None:
         "max_work_group_size": None,
         "max_work_item_sizes": None,
         "local_memory": None,
+        "local_memory_opt_in": None,
     }
     assert host.spec_of(device) is None  # a trial worker needs no device spec
     assert host.result_seconds(object()) is None

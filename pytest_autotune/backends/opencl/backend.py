@@ -116,9 +116,12 @@ class OpenCLBackend(Backend):
         *,
         define_style: str | None = None,
         source_name: str | None = None,
+        **backend_options: Any,
     ) -> Any:
         """:func:`build_program`: ``#define`` lines (``define_style="options"``: ``-D`` options),
         a ``#line`` directive naming ``source_name``, cached per context, launches checked against limits."""
+        if backend_options:
+            raise TypeError(f"the opencl backend's build takes no {', '.join(sorted(backend_options))}")
         style = cast("DefineStyle", "source" if define_style is None else define_style)
         return facade.build_program(
             context, source, defines, options, define_style=style, source_name=source_name

@@ -66,6 +66,7 @@ class _TimedBuildAutotune(Autotune):
         options: Sequence[str] = (),
         define_style: str | None = None,
         source_name: str | None = None,
+        **backend_options: Any,
     ) -> Any:
         start = time.perf_counter()
         try:
@@ -76,6 +77,7 @@ class _TimedBuildAutotune(Autotune):
                 options=options,
                 define_style=define_style,
                 source_name=source_name,
+                **backend_options,
             )
         finally:
             self.build_seconds += time.perf_counter() - start

@@ -42,7 +42,11 @@ if TYPE_CHECKING:
     from pytest_autotune.space.base import Space
     from pytest_autotune.tuning.spec import TunableSpec
 
-__all__ = ["ItemPlan", "PlanError", "plan_item"]
+__all__ = ["DeviceMissing", "ItemPlan", "PlanError", "plan_item"]
+
+
+class DeviceMissing(Exception):
+    """The test's backend has no usable device here: the test is skipped with the reason."""
 
 
 class PlanError(Exception):
@@ -116,6 +120,9 @@ def plan_item(session: AutotuneSession, item: pytest.Item) -> ItemPlan | None:
         item.nodeid, merge_policy([session.settings.policy_layer, spec.policy, *layers])
     )
     fixturenames = getattr(item, "fixturenames", ())
+    missing = session.devices.backend_for(fixturenames).unavailable()
+    if missing is not None:
+        raise DeviceMissing(f"{item.nodeid}: no device to run on: {missing}")
     try:
         device = session.devices.key_for(fixturenames)
     except Exception as exc:  # device lookup: not found, no driver, pyopencl missing, ...

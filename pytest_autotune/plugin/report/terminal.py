@@ -77,6 +77,7 @@ def isolation_note(isolation: dict[str, Any] | None) -> str:
             ("crash", isolation.get("crashes", 0)),
             ("timeout", isolation.get("timeouts", 0)),
             ("memory restart", isolation.get("memory_restarts", 0)),
+            ("lost GPU context", isolation.get("context_restarts", 0)),
         )
         if n
     ]

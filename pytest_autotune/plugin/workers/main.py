@@ -16,6 +16,7 @@ import os
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
+from pytest_autotune.backends import restart_needed
 from pytest_autotune.plugin.workers.protocol import BodyEnded, TrialReply, TrialRequest, WorkerSpec
 from pytest_autotune.plugin.workers.runner import run_trial
 from pytest_autotune.tuning.worker_serve import serve_requests, watch_parent
@@ -59,6 +60,6 @@ def serve_item(item: pytest.Function, autotune: Autotune, spec: WorkerSpec) -> N
         return TrialReply(run.samples, run.label, run.detail), True
 
     try:
-        serve_requests(channel, handle)
+        serve_requests(channel, handle, restart_needed)
     finally:
         channel.close()

@@ -1,0 +1,101 @@
+"""A ``triton.autotune`` config list as a ``@tunable`` declaration: a one-line migration.
+
+``@tunable(**from_triton(configs))`` declares the parameters a list of ``triton.Config`` (or of
+plain dicts) uses: each kwarg (``BLOCK_SIZE_M``, ...) and ``num_warps``/``num_stages`` (and
+``num_ctas``/``maxnreg`` where a config sets them) becomes a ``Set`` of the values the list
+holds, its default the value of the first config. The test launches with
+``kernel[grid](..., **autotune.config)``: Triton takes constexprs and ``num_warps``/``num_stages``
+as launch keywords alike.
+
+* ``exact=True`` (the default) keeps exactly the listed configurations (a restriction on the
+  tuple of values), which is what ``triton.autotune`` tries; the search then needs fewer than all
+  of them, and its result persists in ``autotune.json``.
+* ``exact=False`` searches the product of the values: a larger space that contains the list,
+  where a strategy such as ``bo`` can find configurations the list never had. ``extra=`` adds
+  values per parameter (``extra={"BLOCK_SIZE_K": [128]}``).
+
+``pre_hook``/``post_hook`` of a config are not carried over (a test does that work itself).
+Duck-typed: importing this module imports no triton.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+from pytest_autotune.space.constraints import Constraint
+from pytest_autotune.space.params import Set
+
+__all__ = ["config_dicts", "from_triton"]
+
+#: Launch options of a ``triton.Config`` besides its kwargs, as they are passed to a launch.
+_OPTIONS: Final = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+
+def config_dicts(configs: Iterable[Any]) -> list[dict[str, Any]]:
+    """Each config as one flat dict: its kwargs, then the launch options it sets."""
+    flat: list[dict[str, Any]] = []
+    for position, config in enumerate(configs):
+        if isinstance(config, Mapping):
+            flat.append(dict(config))
+            continue
+        kwargs = getattr(config, "kwargs", None)
+        if not isinstance(kwargs, Mapping):
+            raise TypeError(
+                f"config {position}: a {type(config).__name__}; expected a triton.Config or a dict"
+            )
+        entry = dict(kwargs)
+        for option in _OPTIONS:
+            value = getattr(config, option, None)
+            if value is not None:
+                entry[option] = value
+        flat.append(entry)
+    return flat
+
+
+class _OneOf:
+    """True when a configuration's values of ``names`` are one of the listed tuples."""
+
+    def __init__(self, names: Sequence[str], allowed: Iterable[tuple[Any, ...]]) -> None:
+        self.names = tuple(names)
+        self.allowed = frozenset(allowed)
+
+    def __call__(self, **values: Any) -> bool:
+        if any(getattr(value, "ndim", 0) for value in values.values()):
+            raise TypeError("checked one configuration at a time")
+        return tuple(values[name] for name in self.names) in self.allowed
+
+
+def from_triton(
+    configs: Iterable[Any],
+    *,
+    exact: bool = True,
+    extra: Mapping[str, Iterable[Any]] | None = None,
+) -> dict[str, Any]:
+    """The ``@tunable`` keywords declaring ``configs`` (module docstring): parameters, and with
+    ``exact=True`` a ``restrictions`` entry keeping only the listed configurations."""
+    flat = config_dicts(configs)
+    if not flat:
+        raise ValueError("from_triton: the config list is empty")
+    names = list(dict.fromkeys(name for entry in flat for name in entry))
+    missing = [(i, n) for i, entry in enumerate(flat) for n in names if n not in entry]
+    if missing:
+        position, name = missing[0]
+        raise ValueError(f"from_triton: config {position} does not set {name!r}, which other configs set")
+    extra = dict(extra or {})
+    unknown = sorted(set(extra) - set(names))
+    if unknown:
+        raise ValueError(f"from_triton: extra values for {unknown}, which no config sets")
+    if exact and extra:
+        raise ValueError("from_triton: extra= widens the space; use it with exact=False")
+    declaration: dict[str, Any] = {}
+    for name in names:
+        values = list(dict.fromkeys([*(entry[name] for entry in flat), *extra.get(name, ())]))
+        declaration[name] = Set(*values, default=flat[0][name])
+    if exact:
+        allowed = {tuple(entry[name] for name in names) for entry in flat}
+        check = _OneOf(names, allowed)
+        declaration["restrictions"] = [
+            Constraint(check, tuple(names), f"one of the {len(allowed)} listed configs")
+        ]
+    return declaration
