@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-HEAVY = ("torch", "gpytorch", "sklearn")
+HEAVY = ("torch", "gpytorch", "sklearn", "triton", "cupy", "cuda")
 
 MEASURE_IMPORT = """
 import sys, time
