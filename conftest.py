@@ -41,8 +41,22 @@ def needs_opencl(item: pytest.Item) -> bool:
     return not OPENCL_FIXTURES.isdisjoint(getattr(item, "fixturenames", ()))
 
 
+@functools.cache
+def gpu_problem() -> str | None:
+    """Why no CUDA GPU can run the tests marked ``gpu``, or None when one can."""
+    from pytest_autotune.backends.cuda.device import driver_problem
+
+    return driver_problem()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip the tests that need OpenCL when no device can build a kernel."""
+    """Skip the tests that need OpenCL when no device can build a kernel, and those marked ``gpu``
+    when there is no CUDA GPU."""
+    marked_gpu = [item for item in items if item.get_closest_marker("gpu") is not None]  # imports no cuda
+    problem_gpu = gpu_problem() if marked_gpu else None
+    if problem_gpu is not None:
+        for item in marked_gpu:
+            item.add_marker(pytest.mark.skip(reason=f"needs a CUDA GPU: {problem_gpu}"))
     gated = [item for item in items if needs_opencl(item)]
     problem = opencl_problem() if gated else None
     if problem is not None:

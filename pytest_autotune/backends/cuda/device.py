@@ -13,7 +13,9 @@ the device's primary context made current, and helpers to move numpy arrays to a
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -68,7 +70,16 @@ class CudaDeviceInfo:
 
 
 def driver_problem() -> str | None:
-    """Why no CUDA device can be used here (cuda-python missing, no driver, no GPU), else None."""
+    """Why no CUDA device can be used here (no driver, cuda-python missing, no GPU), else None.
+
+    The driver library is looked for first, without importing cuda-python: on a machine without
+    a driver (CI) nothing of CUDA is imported.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL("libcuda.so.1")
+        except OSError as exc:
+            return f"no CUDA driver: libcuda.so.1 cannot be loaded ({exc})"
     try:
         devices = list_devices()
     except ImportError as exc:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from pytest_autotune.backends.cuda import driver
 from pytest_autotune.backends.cuda.device import CudaDeviceInfo, DeviceArray
@@ -41,6 +41,11 @@ def _dims(value: Sequence[int] | int, what: str) -> tuple[int, int, int]:
     if not 1 <= len(sizes) <= 3 or any(size < 1 for size in sizes):
         raise ValueError(f"{what} {value!r}: expected one to three positive sizes")
     return (*sizes, 1, 1)[:3]  # type: ignore[return-value]
+
+
+def _refuse(status: str, message: str) -> NoReturn:
+    """Raise the ``resources`` error of a launch that a check refused before the driver saw it."""
+    raise CudaLaunchError(status, f"{message} (refused before launch)", kind="resources")
 
 
 def _device_address(arg: Any) -> int | None:
@@ -109,17 +114,15 @@ class CudaKernel:
         info = self.module.device
         for axis, size, limit in zip("xyz", block, info.max_block_dims, strict=True):
             if size > limit:
-                raise CudaLaunchError(
+                _refuse(
                     "CUDA_ERROR_INVALID_VALUE",
                     f"kernel {self.name!r}: block size {size} in {axis} exceeds the device's {limit}",
-                    kind="resources",
                 )
         for axis, size, limit in zip("xyz", grid, info.max_grid_dims, strict=True):
             if size > limit:
-                raise CudaLaunchError(
+                _refuse(
                     "CUDA_ERROR_INVALID_VALUE",
                     f"kernel {self.name!r}: grid size {size} in {axis} exceeds the device's {limit}",
-                    kind="resources",
                 )
         threads = block[0] * block[1] * block[2]
         allowed = min(info.max_threads_per_block, self.max_threads)
@@ -129,19 +132,17 @@ class CudaKernel:
                 if allowed == info.max_threads_per_block
                 else f" (its {self.registers} registers per thread)"
             )
-            raise CudaLaunchError(
+            _refuse(
                 "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
                 f"kernel {self.name!r}: a block of {threads} threads exceeds the {allowed} this kernel "
                 f"can run{why}",
-                kind="resources",
             )
         used = self.static_shared + shared
         if used > info.shared_per_block_opt_in:
-            raise CudaLaunchError(
+            _refuse(
                 "CUDA_ERROR_INVALID_VALUE",
                 f"kernel {self.name!r}: {self.static_shared} bytes of static and {shared} of dynamic shared "
                 f"memory exceed the device's {info.shared_per_block_opt_in} per block",
-                kind="resources",
             )
 
     def _opt_in(self, shared: int) -> None:

@@ -131,19 +131,20 @@ def check_fits(resources: TritonResources, limits: DeviceLimits, *, what: str = 
         raise CudaLaunchError(
             "OutOfResources",
             f"{what}: {resources.shared_bytes} bytes of shared memory, the device has {shared_limit} "
-            "(found by compiling, before any launch)",
+            "(found by compiling; refused before launch)",
             kind="resources",
         )
     if limits.max_work_group_size is not None and resources.threads > limits.max_work_group_size:
         raise CudaLaunchError(
             "OutOfResources",
-            f"{what}: {resources.threads} threads per block, the device allows {limits.max_work_group_size}",
+            f"{what}: {resources.threads} threads per block, the device allows {limits.max_work_group_size} "
+            "(refused before launch)",
             kind="resources",
         )
     if resources.registers is not None and resources.registers * resources.threads > REGISTERS_PER_BLOCK:
         raise CudaLaunchError(
             "OutOfResources",
             f"{what}: {resources.registers} registers x {resources.threads} threads exceed the "
-            f"{REGISTERS_PER_BLOCK} registers of a block (found by compiling, before any launch)",
+            f"{REGISTERS_PER_BLOCK} registers of a block (found by compiling; refused before launch)",
             kind="resources",
         )
