@@ -2,6 +2,7 @@
 Triton examples, measure the regression gate, and write one Markdown table (issue 36).
 
     scripts/gpu-check                      # on a GPU: about 8 minutes, the table in gpu-check.md
+    python -m benchmarks gpu-check         # the same
     scripts/gpu-check --dry-run            # anywhere: the same code on the CPU (numbers mean nothing)
     scripts/gpu-check --only triton cuda   # some sections
 
@@ -27,7 +28,12 @@ from typing import Any, Final
 
 from benchmarks.gpu.table import Report, format_report
 
-__all__ = ["SHARES", "main", "run_sections"]
+__all__ = ["NAME", "QUESTION", "SHARES", "main", "run_sections"]
+
+NAME = "gpu-check"
+QUESTION = (
+    "on an NVIDIA GPU: do the CUDA and Triton backends tune, and does the gate decide, within 8 minutes?"
+)
 
 #: Each section's share of the budget, in the order they run.
 SHARES: Final = {"device tests": 0.19, "triton": 0.32, "cuda": 0.23, "gate": 0.26}

@@ -58,13 +58,18 @@ class CudaBackend(Backend):
 
         return driver_problem()
 
-    def environment_spec(self) -> str | None:
-        """``$CUDA_DEVICE`` when set (it pins every worker to one device)."""
-        return os.environ.get("CUDA_DEVICE") or None
+    def environment_spec(self, env: Mapping[str, str] | None = None) -> str | None:
+        """``$CUDA_DEVICE`` of ``env`` (this process's environment when None), when set: it pins
+        the worker to one device."""
+        return (os.environ if env is None else env).get("CUDA_DEVICE") or None
 
     def key(self, device: Any) -> str:
         """The GPU's name with its compute capability."""
         return str(device.key)
+
+    def identity(self, device: Any) -> str:
+        """The key and the ordinal: which GPU of this host (as this process numbers them)."""
+        return f"{device.key} #{device.ordinal}"
 
     def info(self, device: Any) -> dict[str, Any]:
         """Name, compute capability, multiprocessors, L2 and memory sizes, and the limits."""
@@ -109,6 +114,7 @@ class CudaBackend(Backend):
         options: Sequence[str] = (),
         *,
         define_style: str | None = None,
+        source_name: str | None = None,
         **backend_options: Any,
     ) -> Any:
         """Compile with NVRTC for the device's real architecture (``sm_XY``) and load the module
@@ -126,6 +132,7 @@ class CudaBackend(Backend):
             options=options,
             name_expressions=name_expressions,
             define_style=define_style or "source",
+            source_name=source_name,
         )
         if isinstance(context, CudaTarget):
             return compiled

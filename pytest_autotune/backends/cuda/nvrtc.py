@@ -214,13 +214,15 @@ def compile_cuda(
     options: Sequence[str] = (),
     name_expressions: Sequence[str] = (),
     define_style: str = "source",
+    source_name: str | None = None,
 ) -> CompiledCuda:
     """Compile ``source`` for ``arch`` with ``defines`` (``#define`` lines, or ``-D`` options with
     ``define_style="options"``) and NVRTC ``options``; cached.
 
     Raises :class:`CudaResourceError` when ptxas finds the configuration beyond the architecture's
     shared memory or registers, :class:`CudaBuildError` for other build failures, ``ValueError``
-    for a define that cannot be encoded.
+    for a define that cannot be encoded. ``source_name`` (the kernel file's path) names the
+    source in compiler messages (a ``#line`` directive).
     """
     if not isinstance(source, str) or not source.strip():
         raise ValueError("compile_cuda: source must be a non-empty string of CUDA C")
@@ -229,9 +231,10 @@ def compile_cuda(
     target = normalize_arch(arch)
     defines = defines or {}
     if define_style == "options":
-        define_opts, compiled = define_options(defines), source
+        define_opts = define_options(defines)
+        compiled = define_source({}, source, source_name)
     elif define_style == "source":
-        compiled, define_opts = define_source(defines, source), ()
+        compiled, define_opts = define_source(defines, source, source_name), ()
     else:
         raise ValueError(f"compile_cuda: define_style={define_style!r}; expected 'source' or 'options'")
     all_options = (f"--gpu-architecture={target}", "--ptxas-options=-v", *define_opts, *map(str, options))
@@ -242,7 +245,10 @@ def compile_cuda(
         return cached
     from cuda.bindings import nvrtc
 
-    program = _check(nvrtc.nvrtcCreateProgram(compiled.encode(), b"kernel.cu", 0, [], []), "create")
+    program = _check(
+        nvrtc.nvrtcCreateProgram(compiled.encode(), (source_name or "kernel.cu").encode(), 0, [], []),
+        "create",
+    )
     try:
         for name in names:
             _check(nvrtc.nvrtcAddNameExpression(program, name.encode()), f"name expression {name!r}")

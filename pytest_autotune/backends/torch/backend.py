@@ -13,7 +13,7 @@ trials (:mod:`~pytest_autotune.backends.torch.errors`). Importing this module im
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from pytest_autotune.backends.base import Backend, DeviceLimits
@@ -82,9 +82,10 @@ class TorchBackend(Backend):
         listing = "; ".join(f"{device}: {self.key(device)}" for device in devices)
         raise LookupError(f"no single torch device matches {spec!r}; devices: {listing}")
 
-    def environment_spec(self) -> str | None:
-        """``$CUDA_DEVICE`` when set (it pins every worker to one device)."""
-        return os.environ.get("CUDA_DEVICE") or None
+    def environment_spec(self, env: Mapping[str, str] | None = None) -> str | None:
+        """``$CUDA_DEVICE`` of ``env`` (this process's environment when None), when set: it pins
+        the worker to one device."""
+        return (os.environ if env is None else env).get("CUDA_DEVICE") or None
 
     def key(self, device: Any) -> str:
         """The GPU's name with its compute capability (``Triton interpreter / <CPU>`` on the CPU)."""
@@ -95,6 +96,10 @@ class TorchBackend(Backend):
         import torch
 
         return device_key(torch.cuda.get_device_name(device), torch.cuda.get_device_capability(device))
+
+    def identity(self, device: Any) -> str:
+        """The key and the index: which GPU of this host (as this process numbers them)."""
+        return f"{self.key(device)} #{device.index or 0}"
 
     def info(self, device: Any) -> dict[str, Any]:
         """Name, capability, multiprocessors, L2 and memory sizes, torch and Triton versions."""
