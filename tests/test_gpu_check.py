@@ -120,7 +120,7 @@ def test_a_dry_run_of_the_cuda_section_builds_and_tunes_without_a_gpu(tmp_path: 
     )
     assert done.returncode == 0, done.stdout + done.stderr
     text = out.read_text()
-    assert "| cuda | done |" in text
+    assert "| cuda | done |" in text, text
     assert "DRY RUN" in text
     gemm = next(line for line in text.splitlines() if line.startswith("| gemm |"))
     cells = [cell.strip() for cell in gemm.strip("|").split("|")]
