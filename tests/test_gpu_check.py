@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.gpu.check import run_sections
-from benchmarks.gpu.sections import ROOT, _more_work, _running_best_within
+from benchmarks.gpu.gate import _more_work
+from benchmarks.gpu.sections import ROOT, _running_best_within
 from benchmarks.gpu.table import CudaRow, DeviceTestsRow, GateRow, Report, TritonRow, format_report
 
 

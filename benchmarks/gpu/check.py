@@ -123,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.dry_run:  # before any kernel module is imported
         os.environ["TRITON_INTERPRET"] = "1"
         os.environ.setdefault("AUTOTUNE_MATMUL_SIZE", "32")
+    from benchmarks.gpu import gate
     from benchmarks.gpu import sections as parts
 
     dry = args.dry_run
@@ -130,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         "device tests": lambda r, s: parts.device_tests_section(r, s, dry_run=dry),
         "triton": lambda r, s: parts.triton_section(r, s, dry_run=dry, evaluations=3 if dry else 24),
         "cuda": lambda r, s: parts.cuda_section(r, s, dry_run=dry, evaluations=6 if dry else 40),
-        "gate": lambda r, s: parts.gate_section(r, s, dry_run=dry),
+        "gate": lambda r, s: gate.gate_section(r, s, dry_run=dry),
     }
     if args.only:
         chosen = {name: run for name, run in chosen.items() if name in args.only}

@@ -1,4 +1,5 @@
-"""The sections of ``scripts/gpu-check``: device tests, the Triton matmul, the CUDA examples, the gate.
+"""The sections of ``scripts/gpu-check``: device tests, the Triton matmul, the CUDA examples (the
+gate is :mod:`benchmarks.gpu.gate`).
 
 Each section is a function ``(report, seconds) -> None`` that adds its rows to the
 :class:`~benchmarks.gpu.table.Report` as it measures them and stops on its own within ``seconds``
@@ -12,15 +13,12 @@ prove the check runs end to end.
 from __future__ import annotations
 
 import importlib.util
-import json
 import math
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -28,9 +26,17 @@ from types import ModuleType
 from typing import Any
 
 from benchmarks.gpu.harness import BodyObjective, where_caught
-from benchmarks.gpu.table import CudaRow, DeviceTestsRow, GateRow, Report, TritonRow
+from benchmarks.gpu.table import CudaRow, DeviceTestsRow, Report, TritonRow
 
-__all__ = ["ROOT", "cuda_section", "device_tests_section", "gate_section", "load_example", "triton_section"]
+__all__ = [
+    "EXAMPLES",
+    "ROOT",
+    "cuda_section",
+    "device_tests_section",
+    "load_example",
+    "pytest_env",
+    "triton_section",
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "example_kernels"
@@ -371,110 +377,3 @@ def _cuda_timer(device: Any) -> Any:
     from pytest_autotune.backends.event_timer import EventTimer
 
     return EventTimer(DriverEvents(device))
-
-
-# -- the gate -------------------------------------------------------------------------------------------
-def gate_section(report: Report, seconds: float, *, dry_run: bool = False) -> None:
-    """``--autotune-compare=HEAD`` on the CUDA reduction in a temporary git project: unchanged
-    code, +5% and +10% more work (elements), interleaved so that a cut-short run has all three."""
-    deadline = time.monotonic() + seconds
-    plan = [
-        step
-        for i in range(20)
-        for step in (("same", i), ("+5%", i), ("+10%", i))
-        if step[0] == "same" or i < 10
-    ]
-    if dry_run:
-        plan = plan[:1]
-    results: dict[str, list[bool]] = {"same": [], "+5%": [], "+10%": []}
-    ratios: list[float] = []
-    check_seconds: list[float] = []
-    with tempfile.TemporaryDirectory(prefix="gpu-check-gate-") as tmp:
-        project = _gate_project(Path(tmp))
-        source = (project / "test_reduction.py").read_text()
-        for kind, _ in plan:
-            left = deadline - time.monotonic()
-            if left < 30:
-                report.section("gate").reason = f"time guard: stopped after {len(check_seconds)} compares"
-                break
-            factor = {"same": None, "+5%": 1.05, "+10%": 1.10}[kind]
-            (project / "test_reduction.py").write_text(_more_work(source, factor) if factor else source)
-            started = time.monotonic()
-            verdict, blocks = _compare(project, timeout=min(left - 5, 120))
-            check_seconds.append(time.monotonic() - started)
-            results[kind].append(verdict == "regression")
-            if kind == "same":
-                ratios += blocks
-            report.gate[:] = [_gate_row(results, ratios, check_seconds)]
-
-
-def _gate_row(results: dict[str, list[bool]], ratios: list[float], check_seconds: list[float]) -> GateRow:
-    spread = (
-        statistics.median(abs(r - statistics.median(ratios)) for r in ratios) * 1.4826 if ratios else math.nan
-    )
-    return GateRow(
-        "cuda reduction",
-        100 * spread,
-        (sum(results["same"]), len(results["same"])),
-        (sum(results["+5%"]), len(results["+5%"])),
-        (sum(results["+10%"]), len(results["+10%"])),
-        statistics.median(check_seconds) if check_seconds else math.nan,
-    )
-
-
-def _more_work(source: str, factor: float) -> str:
-    """The reduction test summing ``factor`` times as many elements (the injected slowdown)."""
-    changed, count = re.subn(r"(?m)^SIZE = (.*)$", rf"SIZE = int(\1 * {factor!r})", source)
-    if count != 1:
-        raise RuntimeError("the reduction example has no 'SIZE = ...' line to change")
-    return changed
-
-
-def _gate_project(project: Path) -> Path:
-    """A git repository holding the CUDA reduction example (committed), the checkout's conftest."""
-    for name in ("test_reduction.py", "reduction.cu"):
-        shutil.copy(EXAMPLES / "cuda" / name, project / name)
-    (project / "pytest.ini").write_text("[pytest]\n")
-    (project / ".gitignore").write_text("__pycache__/\n.pytest_cache/\nout*.json\n")
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "reduction"]):
-        subprocess.run(
-            ["git", "-c", "user.name=gpu-check", "-c", "user.email=gpu-check@localhost", *args],
-            cwd=project,
-            check=True,
-            capture_output=True,
-        )
-    return project
-
-
-def _compare(project: Path, timeout: float) -> tuple[str, list[float]]:
-    """One ``pytest --autotune-compare=HEAD``: its verdict and its blocks' log-ratios."""
-    export = project / "out.json"
-    export.unlink(missing_ok=True)
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--autotune-compare=HEAD",
-            f"--autotune-json={export}",
-        ],
-        cwd=project,
-        env=pytest_env(),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    if not export.exists():
-        return "no result", []
-    data = json.loads(export.read_text())
-    for bench in data.get("benchmarks", []):
-        extra = bench.get("extra_info", {})
-        summary = extra.get("autotune_compare", {})
-        times = extra.get("autotune_compare_detail", {}).get("times") or {}
-        pairs = zip(times.get("ref", []), times.get("working", []), strict=False)
-        return str(summary.get("verdict", "?")), [math.log(b / a) for a, b in pairs if a > 0 and b > 0]
-    return "skipped", []
