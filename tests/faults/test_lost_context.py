@@ -80,7 +80,8 @@ def test_the_plugin_replaces_a_worker_whose_context_is_lost(
     project.syspathinsert()
     result = project.runpytest("--autotune", "--autotune-isolate=process", "-p", "no:randomly")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*5 trials (ok 4, runtime 1)*{'x': 4}*1 lost GPU context*"])
+    result.stdout.fnmatch_lines(["*1 lost GPU context*"])
+    result.stdout.fnmatch_lines(["*{'x': 4}*"])
     ran = [json.loads(line) for line in (project.path / "ran.jsonl").read_text().splitlines()]
     trials = ran[:5]  # exhaustive: each configuration once, then finalists and the real run
     assert sorted(r["x"] for r in trials) == [1, 2, 3, 4, 5]
