@@ -166,6 +166,8 @@ class Worker:
         self.stats = WorkerStats()
         self._current: Launched | None = None
         self._ready_rss = 0
+        #: When the current child was launched (perf_counter), while it has not said it is ready.
+        self._launched_at: float | None = None
 
     @property
     def running(self) -> bool:
@@ -177,7 +179,7 @@ class Worker:
 
         Raises :class:`WorkerStartError` when a worker cannot be started.
         """
-        current = self._current or self._start()
+        current = self.wait_ready()
         offset = log_size(current.log)
         with contextlib.suppress(OSError):  # a worker that is gone is collected below as a crash
             current.channel.send(message)
@@ -228,12 +230,28 @@ class Worker:
             if deadline is not None and time.monotonic() >= deadline:
                 return _NO_REPLY
 
-    def _start(self) -> Launched:
-        started = time.perf_counter()
-        current = self._launch()
-        self._current = current
-        self.stats.starts += 1
-        ready = self._receive(current, time.monotonic() + self.start_timeout)
+    def launch(self) -> None:
+        """Start the child now without waiting for it (no-op when one is up); the next request, or
+        :meth:`wait_ready`, waits until it is ready. Several workers launched first and then waited
+        for set up at the same time, e.g. the fresh processes of a baseline."""
+        if self._current is None:
+            self._current = self._launch()
+            self._launched_at = time.perf_counter()
+            self.stats.starts += 1
+
+    def wait_ready(self) -> Launched:
+        """The child, started if none is up, once it is ready to serve requests.
+
+        Raises :class:`WorkerStartError` when it exits or stalls (``start_timeout`` counted from its
+        launch) before it is ready.
+        """
+        self.launch()
+        current = self._current
+        assert current is not None
+        if self._launched_at is None:
+            return current
+        deadline = time.monotonic() + self.start_timeout - (time.perf_counter() - self._launched_at)
+        ready = self._receive(current, deadline)
         if not isinstance(ready, Ready):
             exitcode = current.child.exitcode()
             why = (
@@ -245,7 +263,8 @@ class Worker:
             self._discard()
             raise WorkerStartError(detail, None if ready is _NO_REPLY else ready)
         self._ready_rss = ready.rss
-        self.stats.start_seconds.append(time.perf_counter() - started)
+        self.stats.start_seconds.append(time.perf_counter() - self._launched_at)
+        self._launched_at = None
         return current
 
     def stop(self) -> None:
@@ -261,6 +280,7 @@ class Worker:
     def _discard(self) -> None:
         """Forget the current worker: kill what is left of it (its process group), reap, clean up."""
         current, self._current = self._current, None
+        self._launched_at = None
         if current is None:
             return
         current.child.kill()

@@ -212,3 +212,47 @@ def test_a_baseline_process_that_fails_fails_tuning_with_the_reason(per_process:
         [f"*measuring the baseline in fresh process 1 of {BASELINE_PROCESSES}: the configuration *failed*"]
     )
     assert not (per_process.path / "autotune.json").exists()
+
+
+SETUP_AND_CALLS = """
+import os
+
+import pytest
+
+from pytest_autotune import Set, tunable
+
+
+def _log(what):
+    with open("events.txt", "a") as log:
+        log.write(f"{os.getpid()} {what}\\n")
+
+
+@pytest.fixture
+def device():
+    _log("setup")
+
+
+@tunable(A=Set(1, 2, default=1), strategy="exhaustive", finalists=1)
+def test_k(autotune, device):
+    _log(f"call {autotune.tuning}")
+    autotune.measure(lambda: None)
+"""
+
+
+def test_the_baseline_processes_set_up_side_by_side_then_measure_one_at_a_time(
+    project: pytest.Pytester,
+) -> None:
+    project.makepyfile(test_k=SETUP_AND_CALLS)
+    project.runpytest("--autotune", "--autotune-isolate=process").assert_outcomes(passed=1)
+    events = [line.split(" ", 1) for line in (project.path / "events.txt").read_text().splitlines()]
+    fresh = {pid for pid, what in events if what == "call False" and int(pid) != os.getpid()}
+    assert len(fresh) == BASELINE_PROCESSES
+    order = [(pid, what) for pid, what in events if pid in fresh]
+    setups = [i for i, (_, what) in enumerate(order) if what == "setup"]
+    calls = [i for i, (_, what) in enumerate(order) if what != "setup"]
+    # every process set the test up before the first one measured (not one start after another)
+    assert len(setups) == BASELINE_PROCESSES
+    assert max(setups) < min(calls)
+    # and then each measured alone: its PROCESS_RUNS calls in a row
+    measuring = [pid for pid, what in order if what != "setup"]
+    assert measuring == [pid for pid in dict.fromkeys(measuring) for _ in range(PROCESS_RUNS)]

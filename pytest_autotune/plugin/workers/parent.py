@@ -119,6 +119,19 @@ class IsolatedTrials:
         assert isinstance(reply, TrialReply)
         return BodyRun(dict(config), tuple(reply.samples), reply.label, reply.detail)
 
+    def launch(self) -> None:
+        """Start the worker process now; the first trial (or :meth:`wait_ready`) waits until it set up."""
+        self.worker.launch()
+
+    def wait_ready(self) -> None:
+        """Wait until the worker set the test up (started now if it was not); raises
+        :class:`~pytest_autotune.tuning.worker.WorkerStartError` when it cannot."""
+        self.worker.wait_ready()
+
+    def close(self) -> None:
+        """Stop the worker process (idempotent)."""
+        self.worker.close()
+
     def summary(self) -> dict[str, Any]:
         """Worker starts, crashes, timeouts, memory restarts and start times."""
         return self.worker.stats.to_dict()
