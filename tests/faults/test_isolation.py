@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
+from pytest_autotune.plugin.workers import parent  # imported here: pytester drops modules a run imports
 from pytest_autotune.timing.regression import BASELINE_PROCESSES, BASELINE_RUNS, PROCESS_RUNS
+from pytest_autotune.tuning.tuner import Tuner
 
 FAULTY = """
 import ctypes, os, sys, time
@@ -113,6 +115,28 @@ def test_where_trials_run(project: pytest.Pytester, isolate: str, isolated: bool
         assert baseline == [os.getpid()] * (BASELINE_RUNS - 1)
     project.runpytest().assert_outcomes(passed=1)  # a normal run: in this process, whatever the option
     assert _pids(project) == [os.getpid()]
+
+
+def test_the_trial_worker_sets_up_while_the_tuner_is_built(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events: list[str] = []
+    launch_worker, build_tuner = parent.launch_worker, Tuner.__init__
+
+    def launch(*args: Any, **kwargs: Any) -> Any:
+        events.append(f"launch {kwargs.get('role', 'trial')}")
+        return launch_worker(*args, **kwargs)
+
+    def build(self: Tuner, *args: Any, **kwargs: Any) -> None:
+        events.append("tuner")
+        build_tuner(self, *args, **kwargs)
+
+    monkeypatch.setattr(parent, "launch_worker", launch)
+    monkeypatch.setattr(Tuner, "__init__", build)
+    project.makepyfile(test_k=PIDS)
+    project.runpytest("--autotune", "--autotune-isolate=process").assert_outcomes(passed=1)
+    # started first, not on the first trial: its set-up overlaps the tuner's
+    assert events == ["launch trial", "tuner"] + ["launch baseline"] * BASELINE_PROCESSES
 
 
 SETUP_ERRORS = """

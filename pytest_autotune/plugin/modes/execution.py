@@ -203,7 +203,13 @@ def _tune(
     try:
         with progress:
             if plan.policy.isolated:
+                from pytest_autotune.plugin.workers.parent import IsolatedTrials
+
                 isolated = _trial_workers(session, item, plan)
+                if isinstance(isolated, IsolatedTrials):
+                    # it sets the test up while this process builds the tuner (the strategy's
+                    # imports, a warm start's model): the first trial waits for it
+                    isolated.launch()
             elif session.settings.parallel != 1:
                 _warn_once(
                     session,
