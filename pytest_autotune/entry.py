@@ -2,14 +2,14 @@
 
 An entry (one test on one device) holds the tuned ``config``, the ``space_hash`` of the declaration
 it was tuned for, the ``baseline`` the plain runs are judged against, the ``tuning`` summary, the
-``commit_info`` it was measured at and, when the test records any, its named ``metrics``
-(``autotune.metric``: numbers by name, evaluated on the baseline's median; optional, so entries
-written before metrics existed load and are written back unchanged).
-:meth:`StoreEntry.from_json` checks every field (types, finite numbers, positive times, known
-keys) and raises :class:`DamagedEntryError` naming the entry and the
-field, so a hand-edited or merged-wrong value is a clear error and not an ``AttributeError`` or a
-silently disabled check deep inside a run. :meth:`StoreEntry.to_json` gives the JSON form back,
-key for key, so an entry read and written again yields the same bytes.
+``commit_info`` and time (``measured_at``) it was measured at and, when the test records any, its
+named ``metrics`` (``autotune.metric``: numbers by name, evaluated on the baseline's median). Fields
+added later are optional, so older entries load and are written back unchanged.
+:meth:`StoreEntry.from_json` checks every field (types, finite numbers, positive times, known keys)
+and raises :class:`DamagedEntryError` naming the entry and the field, so a hand-edited or
+merged-wrong value is a clear error and not an ``AttributeError`` or a silently disabled check.
+:meth:`StoreEntry.to_json` gives the JSON form back, key for key, so an entry read and written again
+yields the same bytes.
 
 Only :mod:`pytest_autotune.store` converts between the file's JSON and this model (and
 :mod:`pytest_autotune.plugin.report.results` for the entry a result carries to the writing
@@ -19,9 +19,10 @@ process); everything else reads attributes.
 from __future__ import annotations
 
 import copy
+import datetime
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from pytest_autotune.outcome import FAILURE_LABELS, Label
@@ -37,13 +38,16 @@ __all__ = [
     "StoreEntry",
     "TuningRecord",
     "UnreadHistory",
+    "utc_moment",
 ]
 
 #: The unit of time objectives: their values are durations and must be positive.
 TIME_UNIT: Final = "s"
 _ENTRY_KEYS: Final = frozenset(
-    {"config", "space_hash", "baseline", "tuning", "commit_info", "metrics", "history"}
+    {"config", "space_hash", "baseline", "tuning", "commit_info", "metrics", "history", "measured_at"}
 )
+#: How ``measured_at`` is written: UTC to the second (such strings sort by time).
+MOMENT_FORMAT: Final = "%Y-%m-%dT%H:%M:%SZ"
 _BASELINE_KEYS: Final = frozenset(
     {"median", "iqr", "q1", "q3", "min", "rounds", "unit", "noise", "processes"}
 )
@@ -113,6 +117,21 @@ class _Reader:
             raise self.error(key, f"must be {expected}, got {_show(value)}")
         return value
 
+    def moment(self, key: str) -> str:
+        value = self.data[key]
+        try:
+            ok = datetime.datetime.strptime(value, MOMENT_FORMAT).strftime(MOMENT_FORMAT) == value
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise self.error(key, f"must be a UTC time like '2026-01-31T12:00:00Z', got {_show(value)}")
+        return str(value)
+
+
+def utc_moment(now: datetime.datetime | None = None) -> str:
+    """``now`` (default: the current time) as ``measured_at`` holds it: ``"2026-01-31T12:00:00Z"``."""
+    return (now or datetime.datetime.now(datetime.UTC)).strftime(MOMENT_FORMAT)
+
 
 def _show(value: Any) -> str:
     kind = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
@@ -162,15 +181,11 @@ class Baseline:
         times = unit in (None, TIME_UNIT)
         values: dict[str, Any] = {"unit": unit}
         values["median"] = reader.number("median", positive=times)
-        for key in ("q1", "q3", "min"):
+        for key in ("q1", "q3", "min", "iqr", "noise"):  # a spread is never negative
             if key in data:
-                values[key] = reader.number(key, non_negative=times)
-        if "iqr" in data:
-            values["iqr"] = reader.number("iqr", non_negative=True)
+                values[key] = reader.number(key, non_negative=times or key in ("iqr", "noise"))
         if "rounds" in data:
             values["rounds"] = reader.integer("rounds")
-        if "noise" in data:
-            values["noise"] = reader.number("noise", non_negative=True)
         if "processes" in data:
             values["processes"] = reader.integer("processes")
             if values["processes"] < 1:
@@ -192,18 +207,7 @@ class Baseline:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object (fields that are None are left out, as they were absent when read)."""
-        items = {
-            "median": self.median,
-            "iqr": self.iqr,
-            "q1": self.q1,
-            "q3": self.q3,
-            "min": self.min,
-            "rounds": self.rounds,
-            "unit": self.unit,
-            "noise": self.noise,
-            "processes": self.processes,
-        }
-        return {key: value for key, value in items.items() if value is not None}
+        return {key: value for key, value in asdict(self).items() if value is not None}
 
 
 @dataclass(frozen=True)
@@ -237,13 +241,7 @@ class TuningRecord:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object."""
-        return {
-            "trials": self.trials,
-            "counts": dict(self.counts),
-            "strategy": self.strategy,
-            "seed": self.seed,
-            "duration": self.duration,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -257,6 +255,8 @@ class StoreEntry:
     commit_info: Mapping[str, Any] | None = None
     metrics: Mapping[str, float] | None = None
     history: History | UnreadHistory | None = None
+    #: When the writing run measured it (:func:`utc_moment`); None in entries older than the field.
+    measured_at: str | None = None
 
     @classmethod
     def from_json(cls, data: Any, *, where: str) -> StoreEntry:
@@ -272,6 +272,7 @@ class StoreEntry:
             commit_info=cls._commit_info(data["commit_info"], where) if "commit_info" in data else None,
             metrics=cls._metrics(data["metrics"], where) if "metrics" in data else None,
             history=History.read(data["history"]) if "history" in data else None,
+            measured_at=reader.moment("measured_at") if "measured_at" in data else None,
         )
 
     @classmethod
@@ -311,6 +312,8 @@ class StoreEntry:
             data["metrics"] = dict(self.metrics)
         if self.history is not None:
             data["history"] = self.history.to_json()
+        if self.measured_at is not None:
+            data["measured_at"] = self.measured_at
         return data
 
 

@@ -9,12 +9,14 @@ names it and the command that merges it once the store is fixed::
 
     python -m pytest_autotune merge autotune.json.recovered-20260101T120000Z.json --into autotune.json
 
-:func:`merge` goes through the same validation and locked merge as a tuning run.
+:func:`merge` goes through the same validation and locked merge as a tuning run, and keeps the newer
+of two entries of a test (:mod:`pytest_autotune.store.merging`).
 """
 
 from __future__ import annotations
 
 import datetime
+import os
 import re
 import shlex
 import sys
@@ -22,9 +24,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from pytest_autotune.entry import StoreEntry
-from pytest_autotune.store.changes import apply_changes, write_new
+from pytest_autotune.entry import StoreEntry, utc_moment
+from pytest_autotune.input_file import not_regular_reason
+from pytest_autotune.store.changes import write_new
 from pytest_autotune.store.document import StoreError
+from pytest_autotune.store.merging import Decision, merge_entries
 from pytest_autotune.store.reading import Store
 
 __all__ = ["merge", "merge_command", "recovery_name", "write_recovery"]
@@ -80,16 +84,50 @@ def default_target(recovery: Path) -> Path:
     return Path("autotune.json")
 
 
-def merge(recovery: Path, into: Path) -> int:
-    """Merge every entry of ``recovery`` into the store ``into``; returns how many were merged.
+def _name_time(recovery: Path) -> str | None:
+    """The time a recovery file's name holds (``...recovered-20260101T120000Z.json``), as
+    ``measured_at`` is written, or None."""
+    match = _SUFFIX.search(recovery.name)
+    if match is None:
+        return None
+    stamp = datetime.datetime.strptime(match.group(0)[len(".recovered-") :][:16], "%Y%m%dT%H%M%SZ")
+    return utc_moment(stamp)
+
+
+def _check_places(recovery: Path, into: Path) -> None:
+    """Refuse a merge that cannot be meant: a missing file, a store into itself, a missing folder,
+    a target that is no regular file (``/dev/full`` would be read without end)."""
+    if not recovery.exists():
+        raise StoreError(f"{recovery}: no such file")
+    if into.exists() and os.path.samefile(recovery, into):
+        raise StoreError(
+            f"{recovery} and {into} are the same file: nothing to merge; merge takes a recovery file "
+            "(or another store) and --into the store it goes into"
+        )
+    if not into.parent.is_dir():
+        raise StoreError(
+            f"{into}: the folder {into.parent} does not exist; create it, or give --into an existing store"
+        )
+    try:
+        reason = not_regular_reason(into)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StoreError(f"{into}: cannot be read ({exc})") from exc
+    if reason is not None:
+        raise StoreError(f"{into} {reason}; --into must name an autotune.json file")
+
+
+def merge(recovery: Path, into: Path, *, overwrite: bool = False) -> list[Decision]:
+    """Merge the entries of ``recovery`` into the store ``into``; returns what happened to each.
 
     The recovery file is read as a store (a damaged file or entry is a :class:`StoreError`, and
-    nothing is merged); the store is updated under its lock like a tuning run's results. Entries
-    of the recovery file replace those of the same test and device.
+    nothing is merged); the store is updated under its lock like a tuning run's results, each
+    entry checked as a tuning run's write is. Of two entries of the same test and device the newer
+    is kept (:mod:`pytest_autotune.store.merging`); ``overwrite`` takes the file's entries always.
     """
-    if not recovery.is_file():
-        raise StoreError(f"{recovery}: no such file")
-    source = Store.load(recovery)
+    _check_places(recovery, into)
+    source = Store.load(recovery, advice=False)
     damaged = source.damaged()
     if damaged:
         raise StoreError(f"{recovery}: nothing was merged: {damaged[0]}")
@@ -99,14 +137,16 @@ def merge(recovery: Path, into: Path) -> int:
         for nodeid, entry in source.entries(device).items()
     }
     if not updates:
-        return 0
+        return []
     info = {device: source.device_info(device) for device in source.devices()}
-    apply_changes(into, updates=updates, device_info=info)
-    return len(updates)
+    try:
+        return merge_entries(into, updates, info, overwrite=overwrite, default_time=_name_time(recovery))
+    except StoreError as exc:
+        raise StoreError(f"{exc}; nothing was merged") from exc
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m pytest_autotune merge RECOVERY [--into STORE]``."""
+    """``python -m pytest_autotune merge RECOVERY [--into STORE] [--overwrite]``."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m pytest_autotune", description="pytest-autotune tools")
@@ -116,13 +156,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     merging.add_argument(
         "--into", type=Path, help="the store to merge into (default: the one the file's name says)"
     )
+    merging.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="take the file's entries even where the store's are newer (default: keep the newer)",
+    )
     args = parser.parse_args(argv)
     into: Path = args.into or default_target(args.recovery)
     try:
-        count = merge(args.recovery, into)
+        decisions = merge(args.recovery, into, overwrite=args.overwrite)
     except StoreError as exc:
         print(f"pytest-autotune: {exc}", file=sys.stderr)
         return 1
+    count = sum(1 for d in decisions if d.action in ("added", "replaced"))
     print(f"merged {count} entr{'y' if count == 1 else 'ies'} from {args.recovery} into {into}")
-    print(f"you may delete {args.recovery} now")
+    for decision in decisions:
+        print(decision.line())
+    kept = sum(1 for d in decisions if d.action == "kept")
+    if kept:
+        print(
+            f"{kept} entr{'y' if kept == 1 else 'ies'} of {args.recovery} were not merged (see above); "
+            "run again with --overwrite to take them anyway"
+        )
+    else:
+        print(f"you may delete {args.recovery} now")
     return 0

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_autotune.backends.host import host_key
-from pytest_autotune.entry import StoreEntry
+from pytest_autotune.entry import StoreEntry, utc_moment
 from pytest_autotune.plugin.report.results import AutotuneResult, from_user_properties
 from pytest_autotune.plugin.session import CollectionInfo, nodeid_file
 from pytest_autotune.recovery import merge_command, write_recovery
@@ -101,7 +101,11 @@ class Controller:
         """Apply changes to the store now; after a first failure, save results to a recovery file."""
         if not updates and not removals:
             return
-        stamped = {key: replace(entry, commit_info=self._commit_info) for key, entry in updates.items()}
+        now = utc_moment()  # the time a merge compares (python -m pytest_autotune merge)
+        stamped = {
+            key: replace(entry, commit_info=self._commit_info, measured_at=now)
+            for key, entry in updates.items()
+        }
         if self.outcome.error is not None:
             self._recover(stamped)
             return

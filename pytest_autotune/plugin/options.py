@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pytest_autotune.input_file import not_regular_reason
 from pytest_autotune.plugin.option_table import (
     DEFAULT_COMPARE_MAX_TIME,
     MODES,
@@ -27,6 +28,7 @@ from pytest_autotune.plugin.option_table import (
     normalise_mode_argument,
 )
 from pytest_autotune.plugin.report.progress import DEFAULT_PROGRESS_EVERY, ProgressEvery
+from pytest_autotune.plugin.report.target import foreign_index
 from pytest_autotune.policy import PolicyError, parse_tolerance_spec
 from pytest_autotune.values import is_number_text, parse_bool, parse_duration
 
@@ -152,12 +154,43 @@ def _writable_file(path: Path, source: str) -> Path:
     return path
 
 
+def _readable_file(path: Path, source: str, expected: str) -> Path:
+    """``path`` when it is a regular file or does not exist; else a usage error naming ``source``.
+
+    A directory, ``/dev/null``, ``/dev/zero``, a FIFO or a ``/proc`` file is refused here, before
+    anything reads it (:mod:`pytest_autotune.input_file`): reading some of them never ends.
+    """
+    try:
+        reason = not_regular_reason(path)
+    except FileNotFoundError:
+        return path
+    except OSError as exc:
+        raise PolicyError(f"{source}: cannot read {path} ({exc.strerror or exc})") from exc
+    if reason is not None:
+        raise PolicyError(f"{source}: {path} {reason}; expected {expected}")
+    return path
+
+
+def _path_value(value: Any, source: str, base: Path) -> Path:
+    """The path an option names, resolved against ``base``; an empty value is a usage error (it
+    would name ``base`` itself: the rootdir or the current folder)."""
+    text = str(value).strip()
+    if not text:
+        raise PolicyError(f"{source}: an empty value names no file or folder; give a path")
+    return (base / Path(text).expanduser()).resolve()
+
+
 def _report_dir(path: Path, source: str) -> Path:
-    """A folder the report can be written to, with matplotlib importable (checked before tuning)."""
+    """A folder the report can be written to, with matplotlib importable (checked before tuning);
+    an ``index.html`` there that the report did not write is a usage error
+    (:mod:`pytest_autotune.plugin.report.target`)."""
     from importlib.util import find_spec
 
     if path.exists() and not path.is_dir():
         raise PolicyError(f"{source}: {path} is not a directory")
+    refusal = foreign_index(path)
+    if refusal is not None:
+        raise PolicyError(f"{source}: {refusal}")
     _writable_file(path / "index.html", source)
     if find_spec("matplotlib") is None:
         raise PolicyError(
@@ -193,15 +226,20 @@ def resolve(config: pytest.Config, validate_policy: PolicyValidator) -> Settings
             values["transfer"] = str(value).strip() == "auto"
         elif option.name == "transfer-from":
             parts = [part.strip() for part in str(value).split(",") if part.strip()]
-            values["transfer-from"] = tuple((base / Path(part).expanduser()).resolve() for part in parts)
+            values["transfer-from"] = tuple(
+                _readable_file((base / Path(part).expanduser()).resolve(), source, "an autotune.json file")
+                for part in parts
+            )
         elif option.name in ("cache", "json", "report-md"):
-            values[option.name] = (base / Path(str(value)).expanduser()).resolve()
-            if option.name != "cache":
+            values[option.name] = _path_value(value, source, base)
+            if option.name == "cache":
+                _readable_file(values["cache"], source, "an autotune.json file (or where to create one)")
+            else:
                 _writable_file(values[option.name], source)
         elif option.name == "compare-max-time":
             values[option.name] = _positive_seconds(value, source)
         elif option.name == "report":
-            values["report"] = _report_dir((base / Path(str(value)).expanduser()).resolve(), source)
+            values["report"] = _report_dir(_path_value(value, source, base), source)
         elif option.name == "parallel":
             try:
                 values["parallel"] = parse_parallel(str(value))

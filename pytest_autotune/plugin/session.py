@@ -100,8 +100,10 @@ class AutotuneSession:
         (:func:`pytest_autotune.tuning.validation.validate_policy`)."""
         self.config = config
         self.settings: Settings = resolve(config, validate_policy)
-        self.store = Store.load(self.settings.cache_path)
         self.trial_worker = _trial_worker_spec()
+        # A worker reads the store its parent read already, or REF's temporary copy of it
+        # (--autotune-compare): how to repair the file is the parent's message to give.
+        self.store = Store.load(self.settings.cache_path, advice=self.trial_worker is None)
         workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
         self.worker = slot_from_workerinput(workerinput)
         self.is_worker = workerinput is not None

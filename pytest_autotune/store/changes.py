@@ -12,27 +12,37 @@ it would refuse to read. :func:`write_new` writes the same merge into a new file
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_autotune.entry import DamagedEntryError, StoreEntry
+from pytest_autotune.entry import DamagedEntryError, StoreEntry, UnreadHistory
 from pytest_autotune.store.document import SCHEMA_VERSION, Key, StoreError, dumps, entry_where
 from pytest_autotune.store.writing import rewrite_locked
 
-__all__ = ["apply_changes", "write_new"]
+__all__ = ["apply_changes", "merged_document", "validated", "write_new"]
 
 
-def _validated(updates: Mapping[Key, StoreEntry], path: Path) -> dict[Key, dict[str, Any]]:
-    """The JSON of each update, checked as a read would check it (no NaN or bad value is written)."""
+def validated(updates: Mapping[Key, StoreEntry], path: Path) -> dict[Key, dict[str, Any]]:
+    """The JSON of each update, checked as a read would check it: no bad value, no damaged history
+    (one a newer version wrote is kept as it is) and no NaN or infinity anywhere, so no writer, a
+    tuning run's or a merge's, writes what a tuning run would not."""
     out: dict[Key, dict[str, Any]] = {}
     for (device, nodeid), entry in updates.items():
+        where = entry_where(path, device, nodeid)
         data = entry.to_json()
         try:
-            StoreEntry.from_json(data, where=entry_where(path, device, nodeid))
+            StoreEntry.from_json(data, where=where)
+            if isinstance(entry.history, UnreadHistory) and not entry.history.newer:
+                raise DamagedEntryError(where, "history", f"cannot be used: {entry.history.why}")
+            json.dumps(data, allow_nan=False)
         except DamagedEntryError as exc:
             raise StoreError(f"refusing to write a damaged entry: {exc}") from exc
+        except ValueError:
+            why = "holds a number that is not finite (NaN or infinity)"
+            raise StoreError(f"refusing to write a damaged entry: {where}: {why}") from None
         out[device, nodeid] = data
     return out
 
@@ -54,8 +64,8 @@ def apply_changes(
     removals = list(removals)
     if not updates and not removals:
         return False
-    changes = _validated(updates, path)
-    return rewrite_locked(path, lambda data: _merged(data, changes, removals, device_info))
+    changes = validated(updates, path)
+    return rewrite_locked(path, lambda data: merged_document(data, changes, removals, device_info))
 
 
 def write_new(
@@ -65,8 +75,8 @@ def write_new(
 
     Used for recovery files (:mod:`pytest_autotune.recovery`); refuses to replace an existing file.
     """
-    data = _merged(
-        {"schema_version": SCHEMA_VERSION, "devices": {}}, _validated(updates, path), [], device_info
+    data = merged_document(
+        {"schema_version": SCHEMA_VERSION, "devices": {}}, validated(updates, path), [], device_info
     )
     with open(path, "x", encoding="utf-8") as handle:
         handle.write(dumps(data))
@@ -74,13 +84,14 @@ def write_new(
         os.fsync(handle.fileno())
 
 
-def _merged(
+def merged_document(
     data: dict[str, Any],
     updates: Mapping[Key, dict[str, Any]],
     removals: list[Key],
     device_info: Mapping[str, Mapping[str, Any]] | None,
 ) -> dict[str, Any]:
-    """``data`` (changed in place) with the updates set, the removals dropped, empty devices gone."""
+    """``data`` (changed in place) with the updates set, the removals dropped, empty devices gone
+    (the updates' JSON checked by :func:`validated`)."""
     devices: dict[str, Any] = data.setdefault("devices", {})
     for (device, nodeid), entry in updates.items():
         slot = devices.setdefault(device, {"info": {}, "tests": {}})

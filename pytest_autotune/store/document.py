@@ -21,7 +21,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from pytest_autotune.input_file import InputFileError, NotJsonError, parse_json, read_bounded
+
 __all__ = [
+    "MAX_BYTES",
     "SCHEMA_VERSION",
     "Key",
     "StoreError",
@@ -34,6 +37,8 @@ __all__ = [
 ]
 
 SCHEMA_VERSION: Final = 1
+#: Bytes read at most from a store file (about 16000 entries of the 8 KB an entry may take).
+MAX_BYTES: Final = 128 * 1024 * 1024
 
 #: An entry's address in the file: (device key, test node id).
 Key = tuple[str, str]
@@ -41,10 +46,6 @@ Key = tuple[str, str]
 
 class StoreError(Exception):
     """``autotune.json`` cannot be read or written; the message names the file."""
-
-
-class _DuplicateKeyError(ValueError):
-    pass
 
 
 def dumps(data: Mapping[str, Any]) -> str:
@@ -107,41 +108,22 @@ def entry_where(path: Path, device: str, nodeid: str) -> str:
     return f"{path}: entry {nodeid!r} of device {device!r}"
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    data: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in data:
-            raise _DuplicateKeyError(key)
-        data[key] = value
-    return data
-
-
-def _loads(path: Path, text: str) -> Any:
-    def bad(why: str) -> StoreError:
+def _repair(path: Path, why: str, advice: bool) -> StoreError:
+    """A damaged-file error; ``advice``: the file is the store a run writes, which the user may repair
+    (other files, a recovery file or a transfer source, are only named)."""
+    if advice:
         return StoreError(
-            f"{path}: {why}; fix or delete the file (it was left untouched), then re-run `pytest --autotune`"
+            f"{path}: {why}; fix or delete the file (it was left untouched), then re-run "
+            "`pytest --autotune` to re-create entries"
         )
-
-    if text.startswith("\ufeff"):
-        raise bad("starts with a byte order mark (save it as UTF-8 without BOM)")
-    if not text.strip():
-        raise bad("is empty (not valid JSON)")
-    try:
-        return json.loads(text, object_pairs_hook=_no_duplicates)
-    except _DuplicateKeyError as exc:
-        raise bad(f"the key {exc.args[0]!r} appears twice in one object (not valid JSON)") from None
-    except json.JSONDecodeError as exc:
-        raise bad(f"not valid JSON (corrupt or truncated: {exc})") from exc
+    return StoreError(f"{path}: {why} (it was left untouched)")
 
 
-def _validate(path: Path, data: Any) -> dict[str, Any]:
+def _validate(path: Path, data: Any, advice: bool = True) -> dict[str, Any]:
     """Check the file's structure (entries are checked one by one: :class:`Store`)."""
 
     def bad(why: str) -> StoreError:
-        return StoreError(
-            f"{path}: {why}; fix or delete the file (it was left untouched), "
-            "then re-run `pytest --autotune` to re-create entries"
-        )
+        return _repair(path, why, advice)
 
     if not isinstance(data, dict):
         raise bad("not an autotune cache (expected a JSON object at the top level)")
@@ -166,20 +148,34 @@ def _validate(path: Path, data: Any) -> dict[str, Any]:
     return data
 
 
-def parse_document(where: Path, text: str) -> dict[str, Any]:
+def parse_document(where: Path, text: str, *, advice: bool = False) -> dict[str, Any]:
     """The JSON of a store's ``text`` (read elsewhere, e.g. from a git commit), its structure
-    checked as :func:`read_document` checks a file; errors name ``where``. Raises :class:`StoreError`."""
-    return _validate(where, _loads(where, text))
-
-
-def read_document(path: Path) -> dict[str, Any]:
-    """The file's JSON, its structure checked (no file: an empty store); raises :class:`StoreError`."""
+    checked as :func:`read_document` checks a file; errors name ``where`` (with how to repair it
+    only when ``advice``). Raises :class:`StoreError`."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = parse_json(where, text, unique_keys=True)
+    except NotJsonError as exc:
+        raise _repair(where, exc.why, advice) from exc
+    return _validate(where, data, advice)
+
+
+def read_document(path: Path, *, advice: bool = True) -> dict[str, Any]:
+    """The file's JSON, its structure checked (no file: an empty store); raises :class:`StoreError`.
+
+    Read through :mod:`pytest_autotune.input_file` (a regular file of at most :data:`MAX_BYTES`, no
+    deep nesting). ``advice``: the file is the store this run writes, and a damaged one is reported
+    with how to repair it; other files (recovery files, transfer sources) are only named.
+    """
+    try:
+        raw = read_bounded(path, limit=MAX_BYTES)
     except FileNotFoundError:
         return {"schema_version": SCHEMA_VERSION, "devices": {}}
-    except UnicodeDecodeError as exc:
-        raise StoreError(f"{path}: cannot be read (not UTF-8 text: {exc}); it was left untouched") from exc
+    except InputFileError as exc:
+        raise StoreError(str(exc)) from exc
     except OSError as exc:
         raise StoreError(f"{path}: cannot be read ({exc}); it was left untouched") from exc
-    return _validate(path, _loads(path, text))
+    try:
+        data = parse_json(path, raw, unique_keys=True)
+    except NotJsonError as exc:
+        raise _repair(path, exc.why, advice) from exc
+    return _validate(path, data, advice)

@@ -47,9 +47,13 @@ class Store:
     _entries: dict[Key, StoreEntry | DamagedEntryError] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def load(cls, path: Path) -> Store:
-        """Read ``path`` (a missing file is an empty store); raises :class:`StoreError`."""
-        data = read_document(path)
+    def load(cls, path: Path, *, advice: bool = True) -> Store:
+        """Read ``path`` (a missing file is an empty store); raises :class:`StoreError`.
+
+        ``advice``: ``path`` is the store this run writes, and a damaged file is reported with how to
+        repair it (:func:`~pytest_autotune.store.document.read_document`).
+        """
+        data = read_document(path, advice=advice)
         return cls(path, data, _parse_entries(path, data))
 
     @classmethod

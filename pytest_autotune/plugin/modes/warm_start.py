@@ -137,11 +137,11 @@ def _extra_stores(stash: pytest.Stash, store: Store, files: Sequence[Path]) -> l
         for path in files:
             if path == store.path:
                 continue
-            if not path.is_file():
+            if not path.exists():
                 _warn_once(stash, str(path), f"--autotune-transfer-from: {path} does not exist; not used")
                 continue
             try:
-                stores.append(Store.load(path))
+                stores.append(Store.load(path, advice=False))
             except StoreError as exc:
                 _warn_once(stash, str(path), f"--autotune-transfer-from: not used: {exc}")
         stash[_EXTRA_STORES] = stores

@@ -10,8 +10,8 @@ reviewed, so the record is small and diff-friendly:
 * written canonically: rows sorted (trials by value, then by their values' JSON; failures by label,
   then values), one row per line (:func:`pytest_autotune.store.document.dumps`), so re-tuning one
   test changes only that entry's lines;
-* at most :data:`MAX_ENTRY_BYTES` per entry as written, ``commit_info`` included: failures beyond
-  a few, then the worst trials, are dropped until it fits (:func:`bounded`).
+* at most :data:`MAX_ENTRY_BYTES` per entry as written, ``commit_info`` and ``measured_at``
+  included: failures beyond a few, then the worst trials, are dropped until it fits (:func:`bounded`).
 
 Objectives whose values are not all positive (a score that may be zero or negative) keep no
 history: a value relative to the best means nothing there.
@@ -41,8 +41,9 @@ MAX_FAILURES: Final = 16
 SIGNIFICANT: Final = 4
 #: Bytes one entry may take in ``autotune.json``, history included.
 MAX_ENTRY_BYTES: Final = 8192
-#: Bytes kept free for the ``commit_info`` the writer adds (a 40-digit id, a branch, a flag).
-_COMMIT_ROOM: Final = 320
+#: Bytes kept free for what the writer adds: ``commit_info`` (a 40-digit id, a branch, a flag) and
+#: ``measured_at`` (a time).
+_COMMIT_ROOM: Final = 360
 #: Failures kept before trials are dropped to make an entry fit.
 _FAILURES_KEPT: Final = 4
 

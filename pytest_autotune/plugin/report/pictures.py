@@ -16,6 +16,7 @@ import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from pytest_autotune.plugin.report.target import GENERATOR, INDEX, foreign_index
 from pytest_autotune.plugin.report.search_trace import SearchTrace
 from pytest_autotune.plugin.report.summary_text import (
     counts_text,
@@ -29,8 +30,6 @@ if TYPE_CHECKING:
 
 __all__ = ["INDEX", "parameters_name", "picture_name", "write_report"]
 
-#: Name of the page in the report folder.
-INDEX: Final = "index.html"
 _UNSAFE: Final = re.compile(r"[^A-Za-z0-9_.-]+")
 
 _STYLE: Final = """
@@ -143,7 +142,14 @@ def _figure(directory: Path, result: AutotuneResult, name: str) -> str:
 
 
 def write_report(directory: Path, results: list[AutotuneResult], *, title: str) -> Path:
-    """Write the plots and ``index.html`` into ``directory``; returns the page's path."""
+    """Write the plots and ``index.html`` into ``directory``; returns the page's path.
+
+    Raises ``FileExistsError`` (before writing anything) when the folder holds an ``index.html``
+    the report did not write (:func:`~pytest_autotune.plugin.report.target.foreign_index`).
+    """
+    refusal = foreign_index(directory)
+    if refusal is not None:
+        raise FileExistsError(refusal)
     directory.mkdir(parents=True, exist_ok=True)
     pictures = {id(result): _draw(directory, result) for result in results}
     header = ["test", "device", "state", "time", "vs default", "trials", "metrics", "configuration"]
@@ -154,7 +160,7 @@ def write_report(directory: Path, results: list[AutotuneResult], *, title: str) 
     page = "\n".join(
         [
             "<!DOCTYPE html>",
-            '<html lang="en"><head><meta charset="utf-8">',
+            f'<html lang="en"><head><meta charset="utf-8">{GENERATOR}',
             f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>",
             f"<h1>{html.escape(title)}</h1>",
             "<p>Time: the chosen configuration's new baseline, measured after the choice, what plain "
