@@ -19,9 +19,7 @@ cache (one constraint tests membership).
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import json
 import math
 import os
 import statistics
@@ -31,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from pytest_autotune.input_file import InputFileError, NotJsonError, gunzip_bounded, parse_json, read_bounded
 from pytest_autotune.outcome import LABELS, Label, Outcome
 from pytest_autotune.space import Categorical, Param, Set, Space, build_space
 from pytest_autotune.space.base import Config
@@ -38,7 +37,10 @@ from pytest_autotune.space.constraints import Constraint
 from pytest_autotune.space.errors import SpaceError
 from pytest_autotune.strategies.sources import SourceTrial, TransferSource
 
-__all__ = ["FAILURE_MARKERS", "Replay", "ReplayError"]
+__all__ = ["FAILURE_MARKERS", "MAX_BYTES", "Replay", "ReplayError"]
+
+#: Bytes read at most from a cache file, and decompressed at most from a gzip one.
+MAX_BYTES = 1024 * 1024 * 1024
 
 #: Kernel Tuner failure markers and the outcome labels they become (others: ``constraints``).
 FAILURE_MARKERS: dict[str, Label] = {
@@ -52,28 +54,25 @@ class ReplayError(ValueError):
 
 
 def _read_json(path: Path) -> Any:
+    """The cache's JSON, read through :mod:`pytest_autotune.input_file` (a regular file, at most
+    :data:`MAX_BYTES` compressed and decompressed, no deep nesting)."""
     try:
-        raw = path.read_bytes()
+        raw = gunzip_bounded(path, read_bounded(path, limit=MAX_BYTES), limit=MAX_BYTES)
     except FileNotFoundError:
         raise ReplayError(f"{path}: cache file not found") from None
+    except InputFileError as exc:
+        raise ReplayError(str(exc)) from exc
     except OSError as exc:
         raise ReplayError(f"{path}: cannot read the cache file ({exc})") from exc
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
-            raise ReplayError(f"{path}: corrupt gzip file ({exc})") from exc
     text = raw.decode("utf-8", errors="replace").strip()
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        return parse_json(path, text)
+    except NotJsonError as first:
         # Kernel Tuner leaves a cache open (no closing brackets) while it is tuning.
-        if text.endswith(","):
-            text = text[:-1]
         try:
-            return json.loads(text + "}\n}")
-        except json.JSONDecodeError as exc:
-            raise ReplayError(f"{path}: not a Kernel Tuner cache file (invalid JSON: {exc})") from exc
+            return parse_json(path, text.removesuffix(",") + "}\n}")
+        except NotJsonError:
+            raise ReplayError(f"{path}: not a Kernel Tuner cache file ({first.why})") from first
 
 
 def _label_of(marker: str) -> Label:

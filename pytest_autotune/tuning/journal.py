@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from pytest_autotune.input_file import InputFileError, NotJsonError, parse_json, read_bounded
 from pytest_autotune.outcome import LABELS, Outcome
 
 __all__ = [
@@ -60,6 +61,8 @@ __all__ = [
 
 FORMAT = "pytest-autotune-journal"
 FORMAT_VERSION = 2
+#: Bytes read at most from a journal (hundreds of thousands of trials).
+MAX_BYTES = 256 * 1024 * 1024
 
 
 class JournalError(ValueError):
@@ -283,11 +286,17 @@ def _started(record: Mapping[str, Any], path: str | os.PathLike[str], line: int)
 
 
 def read_journal(path: str | os.PathLike[str]) -> JournalContents:
-    """Read a journal; a missing or empty file gives empty contents."""
+    """Read a journal; a missing or empty file gives empty contents.
+
+    Read through :mod:`pytest_autotune.input_file`: a regular file of at most :data:`MAX_BYTES`,
+    each line JSON without deep nesting.
+    """
     try:
-        data = Path(path).read_bytes()
+        data = read_bounded(path, limit=MAX_BYTES)
     except FileNotFoundError:
         return JournalContents(None, [], 0, False)
+    except InputFileError as exc:
+        raise JournalError(path, exc.why) from exc
     except OSError as exc:
         raise JournalError(path, f"cannot read the journal ({exc})") from exc
     lines = data.split(b"\n")
@@ -301,9 +310,9 @@ def read_journal(path: str | os.PathLike[str]) -> JournalContents:
         if not raw.strip():
             continue
         try:
-            record = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise JournalError(path, f"line {number} is not valid JSON ({exc})") from exc
+            record = parse_json(path, raw)
+        except NotJsonError as exc:
+            raise JournalError(path, f"line {number} {exc.why}") from exc
         if not isinstance(record, dict):
             raise JournalError(path, f"line {number} is not a JSON object")
         if header is None:

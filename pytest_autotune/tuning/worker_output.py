@@ -18,6 +18,9 @@ __all__ = ["OUTPUT_LIMIT", "log_size", "output_excerpt", "output_since"]
 
 #: Characters of the worker's output kept in a failure's detail.
 OUTPUT_LIMIT: Final = 1500
+#: Bytes read from each end of the output since a request: a body that printed gigabytes must not
+#: take the parent's memory (the excerpt keeps far less).
+READ_LIMIT: Final = 1024 * 1024
 
 # Traceback lines of the machinery around the body (pytest, pluggy, this package, runpy), and
 # faulthandler's list of extension modules: dropped from the output quoted in a failure.
@@ -55,11 +58,16 @@ def output_since(log: Path | None, offset: int) -> str:
         return ""
     try:
         with open(log, "rb") as handle:
+            end = handle.seek(0, 2)
             handle.seek(offset)
-            text = handle.read().decode("utf-8", errors="replace")
+            data = handle.read(READ_LIMIT)
+            if end - offset > 2 * READ_LIMIT:
+                handle.seek(end - READ_LIMIT)
+                data += b"\n[...]\n"
+            data += handle.read(READ_LIMIT)
     except OSError:
         return ""
-    return output_excerpt(text)
+    return output_excerpt(data.decode("utf-8", errors="replace"))
 
 
 def log_size(log: Path | None) -> int:
