@@ -276,11 +276,13 @@ class Autotune:
         self._warmup_default = warmup_default
         self.timing = None
 
-    def end_run(self) -> list[float]:
-        """The samples the body produced since :meth:`begin_run`.
+    def end_run(self, *, completed: bool = True) -> list[float]:
+        """The samples the body produced since :meth:`begin_run` (``completed``: it returned).
 
         Metric functions are checked here, once the body measured something (a broken one fails
-        the test, naming it); a metric named as the objective adds its value as a sample.
+        the test, naming it); a metric named as the objective adds its value as a sample. A body
+        that returned after timing with :meth:`measure` but recorded no value of a declared
+        objective fails the test, saying so: that is wrong for every configuration.
         """
         values = self.metric_values() if self._times else {}  # functions need a measured time
         objective = self.policy.objective
@@ -289,6 +291,12 @@ class Autotune:
         if objective in values:
             self._samples.append(values[objective])
         samples, self._samples = self._samples, []
+        if completed and not samples and self._times and objective != "time":
+            self._fail(
+                f"the test called autotune.measure() but never recorded its objective {objective!r}; "
+                f"record it with autotune.metric({objective!r}, value) (a number, or a function of "
+                "the measured seconds) or autotune.record(value)"
+            )
         return samples
 
     def __repr__(self) -> str:

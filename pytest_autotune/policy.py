@@ -125,10 +125,12 @@ DEFAULT_POLICY: Final = Policy()
 
 # -- value parsers (the kinds of value themselves: pytest_autotune.values) ----------------------------
 def invalid_value(key: str, source: str, value: Any, exc: Exception | str) -> PolicyError:
-    """``SOURCE: invalid KEY=VALUE: expected ...`` (an unnamed BadValue repeats the value: only what
-    it expected is said)."""
-    unnamed = isinstance(exc, BadValue) and exc.name is None
-    expected = exc.expected if isinstance(exc, BadValue) and unnamed else str(exc)
+    """``SOURCE: invalid KEY=VALUE: expected ...`` from a :class:`BadValue` (an unnamed one repeats
+    the value: only what it expected is said), or ``SOURCE: invalid KEY=VALUE: why`` from any
+    other error, whose text says what is wrong itself (``'abc' is not a duration ...``)."""
+    if isinstance(exc, Exception) and not isinstance(exc, BadValue):
+        return PolicyError(f"{source}: invalid {key}={value!r}: {exc}")
+    expected = exc.expected if isinstance(exc, BadValue) and exc.name is None else str(exc)
     return PolicyError(f"{source}: invalid {key}={value!r}: expected {expected}")
 
 

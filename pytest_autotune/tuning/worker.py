@@ -87,6 +87,12 @@ def describe_exit(returncode: int) -> str:
     return f"exited with status {returncode}"
 
 
+def _the(name: str) -> str:
+    """``"the trial worker"``; a name that has its article already stays as it is (``"the working
+    tree worker"``, not ``"the the working tree worker"``)."""
+    return name if name.startswith("the ") else f"the {name}"
+
+
 class Child(Protocol):
     """A started worker process, whatever started it."""
 
@@ -191,10 +197,10 @@ class Worker:
             if exitcode is None:
                 self.stats.timeouts += 1
                 label, what = "timeout", f"no result within the trial timeout of {self.timeout:g}s"
-                what += f" (the {self.name} was killed)"
+                what += f" ({_the(self.name)} was killed)"
             else:
                 self.stats.crashes += 1
-                what = f"the {self.name} {describe_exit(exitcode)}"
+                what = f"{_the(self.name)} {describe_exit(exitcode)}"
             failure = WorkerFailure(label, self._detail(what, current, offset))
             self._discard()
             return failure
@@ -259,7 +265,7 @@ class Worker:
                 if exitcode is None
                 else describe_exit(exitcode)
             )
-            detail = self._detail(f"the {self.name} {why} before running any trial", current, 0)
+            detail = self._detail(f"{_the(self.name)} {why} before running any trial", current, 0)
             self._discard()
             raise WorkerStartError(detail, None if ready is _NO_REPLY else ready)
         self._ready_rss = ready.rss

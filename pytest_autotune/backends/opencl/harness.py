@@ -169,7 +169,7 @@ class KernelTestObjective:
         except Exception as exc:  # pytest outcomes and interrupts are BaseExceptions: they propagate
             label, detail = classify_exception(exc)
             outcome = Outcome.failed(label, detail)
-            samples: tuple[float, ...] = tuple(autotune.end_run())
+            samples: tuple[float, ...] = tuple(autotune.end_run(completed=False))
         else:
             samples = tuple(autotune.end_run())
             if not samples:

@@ -102,7 +102,7 @@ def run_trial(
         raise
     except Exception as exc:  # BaseException subclasses (pytest outcomes, interrupts) propagate
         label, detail = classify_exception(exc)
-        return BodyRun(dict(config), tuple(autotune.end_run()), label, detail)
+        return BodyRun(dict(config), tuple(autotune.end_run(completed=False)), label, detail)
     return BodyRun(dict(config), tuple(autotune.end_run()))
 
 
@@ -143,6 +143,6 @@ def run_final(
     try:
         _call_test_function(item)
     except Rejected as exc:
-        autotune.end_run()
+        autotune.end_run(completed=False)
         pytest.fail(f"autotune.reject() of configuration {config}: {exc.reason}", pytrace=False)
     return BodyRun(dict(config), tuple(autotune.end_run()))
