@@ -92,7 +92,9 @@ class Autotune:
         ``global_size, local_size = autotune.launch``; ``autotune.launch.grid`` is the number of
         work-groups per dimension (see :class:`~pytest_autotune.backends.geometry.Geometry`).
         Without a geometry that has a problem size the test fails (a mistake of the test, not of
-        the configuration under test).
+        the configuration under test), and so does a geometry declared wrongly for every
+        configuration (a divisor callable returning a string, an expression worth infinity): not a
+        failed trial, which would spend the budget on the same error.
         """
         if self.geometry is None or self.geometry.problem_size is None:
             import pytest
@@ -103,7 +105,12 @@ class Autotune:
                 "declare @tunable(..., geometry=Geometry(problem_size=N, block_size_names=[...], ...))",
                 pytrace=False,
             )
-        return self.geometry.sizes(self._config)
+        from pytest_autotune.backends.geometry import GeometryDeclarationError
+
+        try:
+            return self.geometry.sizes(self._config)
+        except GeometryDeclarationError as exc:
+            self._fail(f"the launch geometry is declared wrongly: {exc}")
 
     # -- used by test bodies --------------------------------------------------------------------------
     def measure(

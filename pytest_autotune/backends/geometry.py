@@ -38,7 +38,7 @@ import numbers
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias, TypeGuard
 
 from pytest_autotune.space.config_dict import bind_config_callable, call_with_config
 from pytest_autotune.space.errors import ConstraintError, SpaceError
@@ -48,6 +48,7 @@ from pytest_autotune.space.source import compile_lambda
 __all__ = [
     "DEFAULT_BLOCK_SIZE_NAMES",
     "Geometry",
+    "GeometryDeclarationError",
     "GeometryError",
     "GridDivisor",
     "LaunchSizes",
@@ -73,6 +74,12 @@ _NOT_A_TERM: Final = "not a number, a parameter name or expression, or a callabl
 
 class GeometryError(SpaceError):
     """A geometry is declared wrongly or gives no valid sizes for a configuration."""
+
+
+class GeometryDeclarationError(GeometryError):
+    """A geometry mistake that no configuration can avoid: a callable or expression that returns no
+    number (a string, None, infinity), or the wrong number of dimensions. ``autotune.launch`` fails
+    the test with it at its first trial instead of labelling every configuration a failure."""
 
 
 @dataclass(frozen=True)
@@ -133,6 +140,9 @@ class Geometry:
             raise GeometryError(
                 f"Geometry: block_size_names={block_size_names!r} names more than 3 dimensions"
             )
+        if len(set(block_size_names or ())) != len(block_size_names or ()):
+            raise GeometryError(f"Geometry: block_size_names={block_size_names!r} names a parameter twice")
+        _check_declared(problem_size, (grid_div_x, grid_div_y, grid_div_z), local_memory)
         if local_size is not None and not callable(local_size):
             raise GeometryError(
                 f"Geometry: local_size={local_size!r}; expected a callable of the configuration, "
@@ -165,7 +175,7 @@ class Geometry:
             sizes = [*_dims(call_with_config(self.local_size, config), "local_size", config), 1, 1]
         else:
             sizes = [
-                _whole(config[name], f"block size {name!r}", config) if name in config else absent
+                _whole(config[name], f"block size {name!r}", config, minimum=1) if name in config else absent
                 for name, absent in zip(self.block_size_names, _ABSENT_BLOCK, strict=True)
             ]
         return sizes[0], sizes[1], sizes[2]
@@ -177,13 +187,15 @@ class Geometry:
         size: Any = self.problem_size
         if callable(size):
             size = call_with_config(size, config)
-        terms = [size] if isinstance(size, (str, numbers.Integral)) else size
+        terms = [size] if isinstance(size, (str, numbers.Real)) else size
         if not isinstance(terms, (list, tuple)) or not 1 <= len(terms) <= 3:
-            raise GeometryError(
+            raise GeometryDeclarationError(
                 f"problem_size {size!r}: expected an int or a parameter name or expression, a tuple "
                 "of 1 to 3 of those, or a callable of the configuration returning one of those"
             )
-        return tuple(_whole(_term(t, config, "problem_size"), "problem_size", config) for t in terms)
+        return tuple(
+            _whole(_term(t, config, "problem_size"), "problem_size", config, minimum=1) for t in terms
+        )
 
     def grid_of(self, config: Mapping[str, Any]) -> tuple[int, ...]:
         """Work-groups per dimension of the problem: ``ceil(problem / divisor)``."""
@@ -217,7 +229,7 @@ class Geometry:
         """Bytes of local memory a work-group of ``config`` uses, None when not declared."""
         if self.local_memory is None:
             return None
-        return _whole(_term(self.local_memory, config, "local_memory"), "local_memory", config)
+        return _whole(_term(self.local_memory, config, "local_memory"), "local_memory", config, minimum=0)
 
     # -- declaration checks -----------------------------------------------------------------------------
     def local_size_reads(self, names: Collection[str]) -> tuple[str, ...]:
@@ -249,6 +261,24 @@ class Geometry:
                 _reads(term, names, "problem_size")
         except ConstraintError as exc:
             raise GeometryError(f"Geometry: {exc}") from exc
+        self._check_constant_strings()
+
+    def _check_constant_strings(self) -> None:
+        """Evaluate the expressions that read no parameter ("1e400", "0", "64 * 4") now: their value is
+        that of every configuration."""
+        terms: list[tuple[Any, str, int]] = []
+        size = self.problem_size
+        terms += [(t, "problem_size", 1) for t in (size if isinstance(size, (list, tuple)) else [size])]
+        for axis, divisor in enumerate(self.grid_div):
+            for term in divisor if isinstance(divisor, (list, tuple)) else [divisor]:
+                terms.append((term, f"grid_div_{'xyz'[axis]}", 1))
+        terms.append((self.local_memory, "local_memory", 0))
+        for term, what, minimum in terms:
+            if isinstance(term, str) and _constant(term):
+                try:
+                    _whole(_term(term, {}, what), what, {}, minimum=minimum)
+                except GeometryError as exc:
+                    raise GeometryError(f"Geometry: {exc}") from None
 
     # -- internals --------------------------------------------------------------------------------------
     def _divisor(self, axis: int, config: Mapping[str, Any], local: tuple[int, int, int]) -> float:
@@ -256,11 +286,15 @@ class Geometry:
         if spec is None:
             if self.local_size is not None:
                 return local[axis]
-            return _whole(config.get(self.block_size_names[axis], 1), "grid divisor", config)
+            return _whole(config.get(self.block_size_names[axis], 1), "grid divisor", config, minimum=1)
         terms = spec if isinstance(spec, (list, tuple)) else [spec]
         product: float = 1
         for term in terms:
             product *= _term(term, config, f"grid_div_{'xyz'[axis]}")
+        if not math.isfinite(product):
+            raise GeometryError(
+                f"grid_div_{'xyz'[axis]} is {product!r} for {dict(config)}; it must be finite"
+            )
         return product
 
     def _block_dims(self, config: Mapping[str, Any]) -> int:
@@ -278,12 +312,27 @@ def _term(term: Any, config: Mapping[str, Any], what: str) -> Any:
             reads, fn = _compiled(term, names)
         except ConstraintError as exc:
             raise GeometryError(f"{what} {term!r}: {exc}") from exc
-        return int(fn(**{n: config[n] for n in reads}))
+        try:
+            value = fn(**{n: config[n] for n in reads})
+        except ArithmeticError as exc:  # a division by a parameter that is 0 in this configuration
+            raise GeometryError(f"{what} {term!r} for {dict(config)}: {type(exc).__name__}: {exc}") from None
+        return int(_number(value, f"{what} {term!r}", config))
     if callable(term):
-        return call_with_config(term, config)
+        return _number(call_with_config(term, config), f"{what} callable", config)
     if isinstance(term, numbers.Real) and not isinstance(term, bool):
         return term
     raise GeometryError(f"{what}: {term!r} is {_NOT_A_TERM}")
+
+
+def _number(value: Any, what: str, config: Mapping[str, Any]) -> float:
+    """``value`` when it is a finite number; a :class:`GeometryDeclarationError` otherwise (a string,
+    None, infinity: returned for one configuration, it is returned for every one)."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value):
+        return value  # type: ignore[return-value]
+    raise GeometryDeclarationError(
+        f"{what} gave {value!r} for {dict(config)}; expected a finite number "
+        "(the geometry is declared wrongly)"
+    )
 
 
 def _reads(term: Any, names: Collection[str], what: str) -> tuple[str, ...]:
@@ -299,17 +348,66 @@ def _reads(term: Any, names: Collection[str], what: str) -> tuple[str, ...]:
     raise GeometryError(f"{what}: {term!r} is {_NOT_A_TERM}")
 
 
-def _whole(value: Any, what: str, config: Mapping[str, Any]) -> int:
-    """``value`` as a positive-or-zero int; :class:`GeometryError` naming ``what`` otherwise."""
-    if _is_int(value) and int(value) >= 0:
-        return int(value)
-    if isinstance(value, float) and value.is_integer() and value >= 0:
-        return int(value)
-    raise GeometryError(f"{what} is {value!r} for {dict(config)}; expected a whole number >= 0")
+def _whole(value: Any, what: str, config: Mapping[str, Any], *, minimum: int = 1) -> int:
+    """``value`` as an int of at least ``minimum``: a number out of range is a
+    :class:`GeometryError` of this configuration, anything else a :class:`GeometryDeclarationError`."""
+    if _is_int(value) or (isinstance(value, float) and value.is_integer()):
+        if value >= minimum:
+            return int(value)
+        raise GeometryError(f"{what} is {value!r} for {dict(config)}; expected a whole number >= {minimum}")
+    if isinstance(value, float) and math.isfinite(value):
+        raise GeometryError(f"{what} is {value!r} for {dict(config)}; expected a whole number >= {minimum}")
+    raise GeometryDeclarationError(
+        f"{what} is {value!r} for {dict(config)}; expected a whole number >= {minimum} "
+        "(the geometry is declared wrongly)"
+    )
 
 
 def _dims(value: Any, what: str, config: Mapping[str, Any]) -> tuple[int, ...]:
     items = [value] if _is_int(value) else list(value) if isinstance(value, (list, tuple)) else None
     if items is None or not 1 <= len(items) <= 3:
-        raise GeometryError(f"{what} gave {value!r} for {dict(config)}; expected 1 to 3 whole numbers")
-    return tuple(_whole(v, what, config) for v in items)
+        raise GeometryDeclarationError(
+            f"{what} gave {value!r} for {dict(config)}; expected 1 to 3 whole numbers"
+        )
+    return tuple(_whole(v, what, config, minimum=1) for v in items)
+
+
+def _is_number(value: object) -> TypeGuard[float]:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _constant(text: str) -> bool:
+    """Whether the expression ``text`` reads no name (its value is every configuration's)."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError:
+        return False
+    return not any(isinstance(node, ast.Name) for node in ast.walk(tree))
+
+
+def _check_declared(problem_size: Any, divisors: Sequence[GridDivisor], local_memory: Any) -> None:
+    """Check the constant parts of a declaration: problem sizes (whole, >= 1, at most three),
+    grid divisor factors (finite, > 0) and the local memory (whole, >= 0)."""
+    sizes = list(problem_size) if isinstance(problem_size, (list, tuple)) else [problem_size]
+    if not 1 <= len(sizes) <= 3:
+        raise GeometryError(
+            f"Geometry: problem_size={problem_size!r} has {len(sizes)} dimensions; expected 1 to 3"
+        )
+    for size in sizes:
+        if size is not None and not (isinstance(size, str) or _is_number(size) or callable(size)):
+            raise GeometryError(f"Geometry: problem_size: {size!r} is {_NOT_A_TERM}")
+        if _is_number(size):
+            _declared_number(size, "problem_size", 1)
+    for axis, divisor in enumerate(divisors):
+        for term in divisor if isinstance(divisor, (list, tuple)) else [divisor]:
+            if _is_number(term) and not (math.isfinite(term) and term > 0):
+                raise GeometryError(f"Geometry: grid_div_{'xyz'[axis]}: {term!r} must be a finite number > 0")
+    if _is_number(local_memory):
+        _declared_number(local_memory, "local_memory", 0)
+
+
+def _declared_number(value: Any, what: str, minimum: int) -> None:
+    try:
+        _whole(value, what, {}, minimum=minimum)
+    except GeometryError:
+        raise GeometryError(f"Geometry: {what}={value!r}; expected a whole number >= {minimum}") from None

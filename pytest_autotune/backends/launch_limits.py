@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pytest_autotune.backends.base import DeviceLimits
-from pytest_autotune.backends.geometry import Geometry
+from pytest_autotune.backends.geometry import Geometry, GeometryDeclarationError, GeometryError
 from pytest_autotune.space.constraints import Constraint
 from pytest_autotune.space.errors import EmptySpaceError
 
@@ -53,7 +53,12 @@ class _WorkGroupFits:
 
     def __call__(self, **values: Any) -> bool:
         _scalars_only(values)
-        local = self.geometry.local_size_of(values)
+        try:
+            local = self.geometry.local_size_of(values)
+        except GeometryDeclarationError:
+            raise
+        except GeometryError:  # a block size of 0 in this configuration: nothing can launch it
+            return False
         if any(size > limit for size, limit in zip(local, self.per_dimension, strict=False)):
             return False
         return self.total is None or math.prod(local) <= self.total
