@@ -6,10 +6,8 @@ it was tuned for, the ``baseline`` the plain runs are judged against, the ``tuni
 named ``metrics`` (``autotune.metric``: numbers by name, evaluated on the baseline's median). Fields
 added later are optional, so older entries load and are written back unchanged.
 :meth:`StoreEntry.from_json` checks every field (types, finite numbers, positive times, known keys)
-and raises :class:`DamagedEntryError` naming the entry and the field, so a hand-edited or
-merged-wrong value is a clear error and not an ``AttributeError`` or a silently disabled check.
-:meth:`StoreEntry.to_json` gives the JSON form back, key for key, so an entry read and written again
-yields the same bytes.
+and raises :class:`DamagedEntryError` naming the entry and field, so a hand-edited or merged-wrong
+value is a clear error; :meth:`StoreEntry.to_json` gives the JSON back, key for key, byte for byte.
 
 Only :mod:`pytest_autotune.store` converts between the file's JSON and this model (and
 :mod:`pytest_autotune.plugin.report.results` for the entry a result carries to the writing

@@ -10,7 +10,7 @@ names it and the command that merges it once the store is fixed::
     python -m pytest_autotune merge autotune.json.recovered-20260101T120000Z.json --into autotune.json
 
 :func:`merge` goes through the same validation and locked merge as a tuning run, and keeps the newer
-of two entries of a test (:mod:`pytest_autotune.store.merging`).
+of two entries of a test (:func:`pytest_autotune.store.changes.merge_entries`).
 """
 
 from __future__ import annotations
@@ -26,9 +26,8 @@ from typing import Any, Final
 
 from pytest_autotune.entry import StoreEntry, utc_moment
 from pytest_autotune.input_file import not_regular_reason
-from pytest_autotune.store.changes import write_new
+from pytest_autotune.store.changes import Decision, merge_entries, write_new
 from pytest_autotune.store.document import StoreError
-from pytest_autotune.store.merging import Decision, merge_entries
 from pytest_autotune.store.reading import Store
 
 __all__ = ["merge", "merge_command", "recovery_name", "write_recovery"]
@@ -124,7 +123,7 @@ def merge(recovery: Path, into: Path, *, overwrite: bool = False) -> list[Decisi
     The recovery file is read as a store (a damaged file or entry is a :class:`StoreError`, and
     nothing is merged); the store is updated under its lock like a tuning run's results, each
     entry checked as a tuning run's write is. Of two entries of the same test and device the newer
-    is kept (:mod:`pytest_autotune.store.merging`); ``overwrite`` takes the file's entries always.
+    is kept (:func:`~pytest_autotune.store.changes.merge_entries`); ``overwrite`` takes the file's.
     """
     _check_places(recovery, into)
     source = Store.load(recovery, advice=False)

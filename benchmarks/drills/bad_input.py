@@ -36,6 +36,7 @@ AREAS: dict[str, str] = {
     "declaration": "benchmarks.drills.declarations",
     "store": "benchmarks.drills.store",
     "run": "benchmarks.drills.runtime",
+    "files": "benchmarks.drills.files",
 }
 
 

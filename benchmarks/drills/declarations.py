@@ -1,6 +1,7 @@
 """Bad-input drills of the declaration area: ``@tunable``/``@constraint`` declarations a user can get
 wrong (empty ranges, unknown names, cycles, empty spaces, values ``autotune.json`` cannot store,
-bad defaults, a ``where=`` that raises or returns a non-boolean, bad policy keywords).
+bad defaults, a ``where=`` that raises or returns a non-boolean, bad policy keywords, launch
+geometries with sizes of 0, four dimensions, a block-size name twice or a size worth infinity).
 
 Each drill writes a test module with one wrong declaration and runs ``pytest --collect-only`` on it
 in a subprocess. A row passes when collection fails (nothing is tuned or run) and the output names
@@ -23,6 +24,7 @@ __all__ = ["DRILLS"]
 HEADER = """
 import math
 from pytest_autotune import Bool, Categorical, Interval, Permutation, Pow2, Real, Set, constraint, tunable
+from pytest_autotune import Geometry
 """
 
 
@@ -245,5 +247,27 @@ DRILLS: list[Drill] = [
         f"@tunable on {T}",
         "'magic'",
         expected="collection fails naming test and strategy",
+    ),
+    *(
+        _case(
+            f"Geometry: {label}",
+            f"@tunable(BX=Pow2(1, 64), geometry=Geometry({args}))\n{BODY}",
+            f"geometry=Geometry({args})",  # the line at fault (Geometry raises before @tunable runs)
+            message,
+            expected="collection fails at the geometry=... line, naming the mistake",
+        )
+        for label, args, message in [
+            ("problem size 0", "0", "problem_size=0; expected a whole number >= 1"),
+            ("negative problem size", "-4096", "problem_size=-4096; expected a whole number >= 1"),
+            ("4-D problem size", "(8, 8, 8, 8)", "has 4 dimensions; expected 1 to 3"),
+            ("block_size_names twice", "64, block_size_names=['BX', 'BX']", "names a parameter twice"),
+            ("grid divisor 0", "64, grid_div_x=0", "grid_div_x: 0 must be a finite number > 0"),
+        ]
+    ),
+    _case(
+        "Geometry: problem size '1e400'",
+        f"@tunable(BX=Pow2(1, 64), geometry=Geometry('1e400', block_size_names=['BX']))\n{BODY}",
+        f"@tunable on {T}: Geometry: problem_size '1e400' gave inf",
+        expected="collection fails naming test and the geometry's mistake",
     ),
 ]

@@ -19,7 +19,8 @@ changing it are kept apart, each in one module:
 * :mod:`~pytest_autotune.store.writing`: replacing the file under a lock, atomically, through a
   symbolic link, keeping its mode; :func:`check_writable` before tuning starts;
 * :mod:`~pytest_autotune.store.changes`: merging a session's new and removed entries into the file
-  as it is now (:func:`apply_changes`), or into a new recovery file (:func:`write_new`);
+  as it is now (:func:`apply_changes`), or into a new recovery file (:func:`write_new`), and another
+  store file's entries, the newer of two first (:func:`merge_entries`);
 * :mod:`~pytest_autotune.store.git_commit`: the commit the entries were measured at.
 
 This package re-exports their public names, so ``from pytest_autotune.store import Store`` is the
