@@ -478,7 +478,7 @@ DRILLS: list[Drill] = [
         AREA,
         "Geometry block size 0 in the space",
         "BX=0 is a failed trial; BX=8 wins",
-        _geometry("0, 8", "None", _zero_block),
+        _geometry("0, 8", "[]", _zero_block),
     ),
 ]
 
