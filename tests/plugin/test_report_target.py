@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_autotune.plugin.report_target import GENERATOR
+from pytest_autotune.plugin.report.target import GENERATOR
 from tests.plugin.conftest import TWO_TESTS
 from tests.test_input_file import fifo
 
