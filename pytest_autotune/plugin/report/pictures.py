@@ -16,7 +16,6 @@ import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from pytest_autotune.plugin.report.target import GENERATOR, INDEX, foreign_index
 from pytest_autotune.plugin.report.search_trace import SearchTrace
 from pytest_autotune.plugin.report.summary_text import (
     counts_text,
@@ -24,6 +23,7 @@ from pytest_autotune.plugin.report.summary_text import (
     metrics_text,
     tuned_time_text,
 )
+from pytest_autotune.plugin.report.target import GENERATOR, INDEX, foreign_index
 
 if TYPE_CHECKING:
     from pytest_autotune.plugin.report.results import AutotuneResult
