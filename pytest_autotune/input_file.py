@@ -209,7 +209,7 @@ def parse_json(
         why = f"the key {exc.args[0]!r} appears twice in one object (not valid JSON)"
         raise NotJsonError(path, why) from None
     except json.JSONDecodeError as exc:
-        raise NotJsonError(path, f"is not valid JSON (corrupt or truncated: {exc})") from exc
+        raise NotJsonError(path, f"not valid JSON (corrupt or truncated: {exc})") from exc
     except RecursionError:
         raise NotJsonError(path, too_deep) from None
     if isinstance(value, dict | list) and _depth_over(value, max_depth):

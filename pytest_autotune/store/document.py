@@ -116,7 +116,7 @@ def _repair(path: Path, why: str, advice: bool) -> StoreError:
             f"{path}: {why}; fix or delete the file (it was left untouched), then re-run "
             "`pytest --autotune` to re-create entries"
         )
-    return StoreError(f"{path}: {why} (it was left untouched)")
+    return StoreError(f"{path}: {why}")
 
 
 def _validate(path: Path, data: Any, advice: bool = True) -> dict[str, Any]:

@@ -312,7 +312,8 @@ def read_journal(path: str | os.PathLike[str]) -> JournalContents:
         try:
             record = parse_json(path, raw)
         except NotJsonError as exc:
-            raise JournalError(path, f"line {number} {exc.why}") from exc
+            why = exc.why if exc.why.startswith("not valid JSON") else f"not valid JSON here: {exc.why}"
+            raise JournalError(path, f"line {number} is {why}") from exc
         if not isinstance(record, dict):
             raise JournalError(path, f"line {number} is not a JSON object")
         if header is None:

@@ -111,7 +111,7 @@ def test_only_the_store_itself_gets_repair_advice(project: pytest.Pytester) -> N
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
     )
     assert done.returncode == 1
-    assert f"{recovery}: is not valid JSON" in done.stderr
+    assert f"{recovery}: not valid JSON" in done.stderr
     assert "fix or delete" not in done.stderr
     (project.path / "autotune.json").write_text("{not json")
     result = project.runpytest()

@@ -151,7 +151,7 @@ def test_bad_sources_are_skipped_with_warnings_naming_them(project: pytest.Pytes
         "'trials': a row must list 3 values",
         f"warm start of {NODE}: skipped device 'host:other space': none of its configurations fits",
         f"--autotune-transfer-from: {project.path / 'missing.json'} does not exist; not used",
-        f"--autotune-transfer-from: not used: {project.path / 'broken.json'}: is not valid JSON",
+        f"--autotune-transfer-from: not used: {project.path / 'broken.json'}: not valid JSON",
     ):
         assert expected in " ".join(out.split()), expected
     # the newer and torn histories still give their entries' configurations
