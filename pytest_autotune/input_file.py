@@ -197,7 +197,7 @@ def parse_json(
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise NotJsonError(path, f"is not UTF-8 text ({exc})") from exc
+            raise NotJsonError(path, f"cannot be read (not UTF-8 text: {exc})") from exc
     if text.startswith("\ufeff"):
         raise NotJsonError(path, "starts with a byte order mark (save it as UTF-8 without BOM)")
     if not text.strip():
