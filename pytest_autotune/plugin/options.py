@@ -165,7 +165,7 @@ def _readable_file(path: Path, source: str, expected: str) -> Path:
     except FileNotFoundError:
         return path
     except OSError as exc:
-        raise PolicyError(f"{source}: cannot read {path} ({exc.strerror or exc})") from exc
+        raise PolicyError(f"{source}: {path} cannot be read ({exc.strerror or exc})") from exc
     if reason is not None:
         raise PolicyError(f"{source}: {path} {reason}; expected {expected}")
     return path
