@@ -5,6 +5,9 @@ the two sides of ``--autotune-compare`` (:mod:`pytest_autotune.plugin.compare.si
 fresh ``python -m pytest`` (fork + exec: OpenCL drivers are not fork-safe) that collects the test's
 file, keeps only the test's node id and sets it up itself; :func:`launch_worker` starts it in its
 own process group with a socket to the parent and a pipe it watches to die with the parent.
+What starting one takes is plain data, a :class:`WorkerRecipe` (:func:`worker_recipe`), so a worker
+can also be started on another host that holds the same checkout (:func:`launch_recipe`: the
+Dask executor's trial workers).
 
 What the worker inherits from the parent (:func:`worker_arguments`): the rootdir and ini file, the
 ``-p`` plugins, the import mode, ``-o`` overrides, ``-W`` filters, ``--confcutdir``/``--noconftest``
@@ -29,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -41,12 +45,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "WORKER_DIR_PREFIX",
+    "WorkerRecipe",
+    "launch_recipe",
     "launch_worker",
     "pinned_pytest",
     "relocate",
     "remove_stale_dirs",
     "remove_stale_worker_dirs",
     "worker_arguments",
+    "worker_recipe",
 ]
 
 #: Name prefix of a worker's private directory, followed by the owning pytest's pid and a dash.
@@ -169,19 +176,40 @@ def pinned_pytest() -> list[str]:
     return [sys.executable, "-P", "-c", boot]
 
 
-def worker_arguments(
-    item: pytest.Item, private: Path, root: Path | None = None, *, pinned: bool = False
-) -> list[str]:
-    """Command line of a worker pytest for ``item`` (see the module docstring for what is forwarded).
+#: Stands for the worker's private folder in a recipe's arguments (made where the worker starts).
+_PRIVATE: Final = "\x00private\x00"
 
-    ``root`` replaces the rootdir (paths under it move along); an ini file missing there is left out.
-    ``pinned``: start it with :func:`pinned_pytest` rather than ``python -m pytest``.
+
+@dataclass(frozen=True)
+class WorkerRecipe:
+    """How to start a worker pytest for one test, as plain data (it can be pickled to another host).
+
+    ``args`` is the command line with a placeholder for the private folder, ``cwd`` the folder it
+    starts in, ``nodeid`` and ``role`` what it serves.
+    """
+
+    nodeid: str
+    args: tuple[str, ...]
+    cwd: str
+    role: WorkerRole = "trial"
+
+    def arguments(self, private: Path) -> list[str]:
+        """The command line for a worker whose private folder is ``private``."""
+        return [arg.replace(_PRIVATE, str(private)) for arg in self.args]
+
+
+def worker_recipe(item: pytest.Item, root: Path | None = None, *, role: WorkerRole = "trial") -> WorkerRecipe:
+    """What starting a worker pytest for ``item`` in ``role`` takes (see the module docstring).
+
+    ``root`` replaces the rootdir (paths under it move along; an ini file missing there is left
+    out); a ``compare`` worker starts with :func:`pinned_pytest` rather than ``python -m pytest``.
     """
     config, nodeid = item.config, item.nodeid
     base = config.rootpath
     root = base if root is None else root
     option = config.option
-    start = pinned_pytest() if pinned else [sys.executable, "-m", "pytest"]
+    private = Path(_PRIVATE)
+    start = pinned_pytest() if role == "compare" else [sys.executable, "-m", "pytest"]
     args = [*start, str(root / nodeid.split("::", 1)[0])]
     args += ["--rootdir", str(root), "-o", "addopts=", "-o", f"cache_dir={private / 'cache'}"]
     inipath = None if config.inipath is None else relocate(config.inipath, base, root)
@@ -203,7 +231,21 @@ def worker_arguments(
     for plugin in _unneeded_plugins(item):
         args += ["-p", f"no:{plugin}"]
     args += ["--basetemp", str(private / "tmp"), "-s", "-q", "--no-header", "-p", "no:randomly"]
-    return args
+    cwd = config.invocation_params.dir
+    if root != base:
+        cwd = relocate(cwd, base, root)
+        cwd = cwd if cwd.is_dir() else root
+    return WorkerRecipe(nodeid, tuple(args), str(cwd), role)
+
+
+def worker_arguments(
+    item: pytest.Item, private: Path, root: Path | None = None, *, pinned: bool = False
+) -> list[str]:
+    """Command line of a worker pytest for ``item`` whose private folder is ``private``.
+
+    ``root`` as for :func:`worker_recipe`; ``pinned``: start it with :func:`pinned_pytest`.
+    """
+    return worker_recipe(item, root, role="compare" if pinned else "trial").arguments(private)
 
 
 def launch_worker(
@@ -214,21 +256,21 @@ def launch_worker(
     root: Path | None = None,
 ) -> Launched:
     """Start a worker pytest serving ``item`` (in ``role``), from ``root`` (default: the rootdir)."""
+    return launch_recipe(worker_recipe(item, root, role=role), env=env)
+
+
+def launch_recipe(recipe: WorkerRecipe, *, env: dict[str, str]) -> Launched:
+    """Start the worker pytest ``recipe`` describes, with environment ``env``, on this host."""
     private = _private_dir()
     parent_end, child_end = socket.socketpair()
     watch_read, watch_write = os.pipe()
-    spec = WorkerSpec(item.nodeid, child_end.fileno(), watch_read, role)
+    spec = WorkerSpec(recipe.nodeid, child_end.fileno(), watch_read, recipe.role)
     log = private / "output.log"
-    config = item.config
-    cwd = config.invocation_params.dir
-    if root is not None:
-        cwd = relocate(cwd, config.rootpath, root)
-        cwd = cwd if cwd.is_dir() else root
     try:
         with open(log, "wb") as output:
             process = subprocess.Popen(
-                worker_arguments(item, private, root, pinned=role == "compare"),
-                cwd=cwd,
+                recipe.arguments(private),
+                cwd=recipe.cwd,
                 env={**env, ENV_VAR: spec.to_env()},
                 stdin=subprocess.DEVNULL,
                 stdout=output,

@@ -45,9 +45,11 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pytest_autotune.plugin.workers.launch import (
     WORKER_DIR_PREFIX,
-    launch_worker,
+    WorkerRecipe,
+    launch_recipe,
     remove_stale_worker_dirs,
     worker_arguments,
+    worker_recipe,
 )
 from pytest_autotune.plugin.workers.protocol import (
     ENV_VAR,
@@ -86,27 +88,41 @@ class IsolatedTrials:
     repeat)`` returns a :class:`~pytest_autotune.plugin.workers.runner.BodyRun`; a crash or hang comes
     back as a ``runtime`` or ``timeout`` run. Use it as a context manager: leaving stops the worker.
     ``role="baseline"`` makes it a baseline worker: the body sees ``autotune.tuning`` False, as in a
-    plain run (:mod:`pytest_autotune.plugin.modes.baseline`).
+    plain run (:mod:`pytest_autotune.plugin.modes.baseline`). :meth:`from_recipe` makes one from a
+    :class:`~pytest_autotune.plugin.workers.launch.WorkerRecipe` instead of the item, on whatever
+    host holds the same checkout.
     """
 
     def __init__(
         self, item: pytest.Function, policy: Policy, env: dict[str, str], *, role: WorkerRole = "trial"
     ) -> None:
-        self._item = item
-        self._config = item.config
-        self._nodeid = item.nodeid
-        self._role: WorkerRole = role
+        self._setup(worker_recipe(item, role=role), env, policy.trial_timeout, policy.worker_memory)
+
+    @classmethod
+    def from_recipe(
+        cls, recipe: WorkerRecipe, env: dict[str, str], *, timeout: float | None, memory: int | None
+    ) -> IsolatedTrials:
+        """Trials in workers started from ``recipe`` with ``env``, ``timeout`` per trial and a
+        ``memory`` growth limit (bytes, None: none)."""
+        trials = cls.__new__(cls)
+        trials._setup(recipe, env, timeout, memory)
+        return trials
+
+    def _setup(
+        self, recipe: WorkerRecipe, env: dict[str, str], timeout: float | None, memory: int | None
+    ) -> None:
+        self.recipe = recipe
         self._env = env
         self.worker = Worker(
             self._launch,
-            timeout=policy.trial_timeout,
+            timeout=timeout,
             start_timeout=START_TIMEOUT,
-            memory_limit=policy.worker_memory,
-            name=f"{role} worker",
+            memory_limit=memory,
+            name=f"{recipe.role} worker",
         )
 
     def _launch(self) -> Launched:
-        return launch_worker(self._item, env=self._env, role=self._role)
+        return launch_recipe(self.recipe, env=self._env)
 
     def __call__(self, config: dict[str, Any], repeat: int) -> BodyRun:
         """Run one trial in the worker."""
