@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-HEAVY = ("torch", "gpytorch", "sklearn", "triton", "cupy", "cuda")
+HEAVY = ("torch", "gpytorch", "sklearn", "triton", "cupy", "cuda", "dask", "distributed")
 
 MEASURE_IMPORT = """
 import sys, time
