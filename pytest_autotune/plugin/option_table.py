@@ -155,6 +155,13 @@ OPTIONS: Final[tuple[Option, ...]] = (
         metavar="N|all",
     ),
     Option(
+        "cluster",
+        "run each tuned test's search on the devices of a Dask cluster, one trial worker per Dask "
+        "worker (each advertises autotune-device=1): the scheduler's address, tcp://HOST:8786; needs "
+        "pytest-autotune[dask]; finalists and the baseline stay on this host's device",
+        metavar="ADDRESS",
+    ),
+    Option(
         "update-baseline", "re-measure the committed configurations and rewrite their baselines", kind="flag"
     ),
     Option(

@@ -70,6 +70,8 @@ class Settings:
     report_md: Path | None = None
     #: Devices one test's trials run on at once: a number, or ``"all"`` of the test's type.
     parallel: int | str = 1
+    #: The Dask scheduler whose devices run the searches (``--autotune-cluster``), None: this host.
+    cluster: str | None = None
 
     @property
     def tuning(self) -> bool:
@@ -270,7 +272,13 @@ def resolve(config: pytest.Config, validate_policy: PolicyValidator) -> Settings
         compare_strict=values.get("compare-strict", False),
         report_md=values.get("report-md"),
         parallel=values.get("parallel", 1),
+        cluster=values.get("cluster"),
     )
+    if settings.cluster is not None and settings.parallel != 1:
+        raise PolicyError(
+            "--autotune-cluster and --autotune-parallel cannot be combined: the cluster's workers are "
+            "the devices the trials run on"
+        )
     if settings.tuning and settings.update_baseline:
         raise PolicyError(
             "--autotune and --autotune-update-baseline cannot be combined: tuning measures baselines"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,3 +66,45 @@ def test_a_tests_trials_run_in_worker_pytests_on_the_dask_workers(project: pytes
         workers[device].add(pid)
     assert set(workers) == {"a", "b"}  # both devices ran trials, each in its own worker pytest
     assert sum(len(pids) for pids in workers.values()) <= 3  # persistent: a new one only after A=5
+
+
+LOGGED = """
+import os
+
+from pytest_autotune import Interval, tunable
+
+
+@tunable(A=Interval(1, 6, default=1), strategy="exhaustive")
+def test_k(autotune):
+    with open(os.environ["TRIAL_LOG"], "a") as log:
+        log.write(f"{os.environ['DEVICE']} {autotune.tuning} {autotune.config['A']}\\n")
+    autotune.measure(lambda: None)
+"""
+
+
+def test_autotune_cluster_runs_the_search_on_the_clusters_devices(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, store_data: Any
+) -> None:
+    log = Path(project.path) / "trials.log"
+    project.makepyfile(test_k=LOGGED)
+    monkeypatch.setenv("PYTEST_AUTOTUNE_ISOLATE", "process")  # the project fixture runs in-process
+    monkeypatch.setenv("TRIAL_LOG", str(log))
+    monkeypatch.setenv("DEVICE", "here")  # this host's device: the finalists and the final call
+    from distributed import Client
+
+    with dask_cluster(Path(project.path), dict(os.environ)) as address:
+        with Client(address, timeout=60) as client:  # the executor counts the workers it finds
+            client.wait_for_workers(2, timeout=60)
+        result = project.runpytest_subprocess(
+            "-p", "no:hypothesispytest", "-p", "no:benchmark", "--autotune", f"--autotune-cluster={address}"
+        )
+    result.assert_outcomes(passed=1)
+    searched: dict[str, set[str]] = defaultdict(set)
+    for line in log.read_text().splitlines():
+        device, tuning, a = line.split()
+        if tuning == "True":
+            searched[device].add(a)
+    assert {"a", "b"} <= set(searched)  # the search ran on both of the cluster's devices
+    assert set().union(*(searched[d] for d in ("a", "b"))) == {str(a) for a in range(1, 7)}
+    (device,) = store_data()["devices"].values()
+    assert device["tests"]["test_k.py::test_k"]["config"] == {"A": 3}

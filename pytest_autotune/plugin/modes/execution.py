@@ -38,8 +38,9 @@ if TYPE_CHECKING:
     from pytest_autotune.plugin.session import AutotuneSession
     from pytest_autotune.plugin.workers.parallel import ParallelTrials
     from pytest_autotune.plugin.workers.parent import IsolatedTrials
+    from pytest_autotune.plugin.workers.remote import ClusterTrials
 
-    TrialWorkers = IsolatedTrials | ParallelTrials
+    TrialWorkers = IsolatedTrials | ParallelTrials | ClusterTrials
 
 __all__ = ["conclude", "run_item", "shared_function_fixtures"]
 
@@ -135,9 +136,15 @@ def _worker_env(session: AutotuneSession, plan: ItemPlan) -> dict[str, str]:
 
 
 def _trial_workers(session: AutotuneSession, item: pytest.Function, plan: ItemPlan) -> TrialWorkers:
-    """The test's trial worker, or one per device of its type under ``--autotune-parallel``."""
+    """The test's trial worker, or one per device of its type under ``--autotune-parallel``, or the
+    devices of a Dask cluster under ``--autotune-cluster``."""
     from pytest_autotune.plugin.workers.parent import IsolatedTrials, worker_environment
 
+    if session.settings.cluster is not None:  # the search on a Dask cluster's devices
+        from pytest_autotune.plugin.workers.remote import ClusterTrials
+
+        env = _worker_env(session, plan)
+        return ClusterTrials(item, plan.policy, env, session.settings.cluster, repeat=TRIAL_REPEAT)
     wanted = session.settings.parallel
     if wanted == 1:
         return IsolatedTrials(item, plan.policy, _worker_env(session, plan))
