@@ -68,6 +68,10 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         session = AutotuneSession(config, validate_policy)
     except (PolicyError, StoreError, ValueError) as exc:
+        if isinstance(exc, StoreError):
+            from pytest_autotune.plugin.compare.worker import store_unreadable
+
+            store_unreadable(str(exc))  # a compare worker tells its parent why it cannot serve
         raise pytest.UsageError(f"pytest-autotune: {exc}") from exc
     config.stash[SESSION] = session
     if session.trial_worker is not None and session.trial_worker.role == "compare":
@@ -250,11 +254,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             controller.outcome.report_error = f"--autotune-report: cannot write {report_dir} ({exc})"
     md_path = controller.session.settings.report_md
     if md_path is not None:
-        from pytest_autotune.plugin.report.markdown import failed_tests, write_markdown
+        from pytest_autotune.plugin.report.markdown import FAILED_STATES, failed_tests, write_markdown
 
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         stats = getattr(reporter, "stats", {})
-        reds = {r.nodeid for r in controller.results if r.state in ("regression", "tune-failed")}
+        reds = {r.nodeid for r in controller.results if r.state in FAILED_STATES}
         failures = failed_tests([*stats.get("failed", []), *stats.get("error", [])], reds)
         try:
             write_markdown(md_path, controller.results, failures)

@@ -35,13 +35,24 @@ its lower bound exceeds ``1 + tolerance``, ``pass`` when its upper bound is belo
 called a regression at most 2.5% of the time. ``faster`` (a flag on a pass) says the upper bound
 is below ``1 - tolerance``: confidently faster beyond the tolerance.
 
+**Values that are not all positive.** A metric or a recorded objective may be zero or negative,
+where a ratio means nothing. When any value of either side is not positive, :func:`judge` reads
+the paired differences ``(b_i - a_i) / scale`` instead of the log-ratios, with the same
+Hodges-Lehmann estimate and signed-rank interval (they need only independent, symmetric
+differences), and reports ``1 + difference`` as the ratio: the change relative to ``scale``,
+so the tolerance keeps its meaning ("10% of the base's magnitude"). The caller fixes ``scale``
+before the judged blocks (:mod:`~pytest_autotune.plugin.compare_pair` takes the magnitude of the
+base's dropped warm-up measurement), so it is a constant for the test: the interval keeps its
+coverage. The switch depends on the signs of the values only, never on which side is worse.
+
 **Sequential measuring.** :func:`measure_until_decided` measures blocks until the verdict is not
 inconclusive or a cap (blocks or seconds) is hit. Looking at the data again and again and
 stopping at the first decisive look inflates the error rate, so it looks only at a fixed, small
 schedule (``min_blocks``, then doubling, up to ``max_blocks``: :meth:`SequentialPlan.looks`) and
 spends the error across those looks (Bonferroni): each look uses the confidence
 ``1 - (1 - confidence) / looks``. Whatever the data, at most that many looks happen (the time cap
-only ends the schedule early, with one last look at the blocks measured), so the probability of
+only ends the schedule early, with one last look at the blocks measured, even before the first
+scheduled look: fewer blocks then decide nothing), so the probability of
 *any* false regression (or of any false pass) over the whole run is at most
 ``(1 - confidence) / 2``. The price is a wider interval at each look; doubling keeps the number
 of looks, and with it the price, logarithmic in the block cap.
@@ -64,6 +75,7 @@ __all__ = [
     "HLInterval",
     "PairedVerdict",
     "SequentialPlan",
+    "all_positive",
     "block_order",
     "blocks_to_decide",
     "hodges_lehmann",
@@ -87,28 +99,37 @@ def block_order(index: int) -> tuple[str, str]:
     return ("A", "B") if index % 2 == 0 else ("B", "A")
 
 
-def _times(name: str, values: Sequence[float]) -> np.ndarray:
+def _times(name: str, values: Sequence[float], *, positive: bool = True) -> np.ndarray:
     try:
         array = np.asarray(values, dtype=float)
     except (TypeError, ValueError) as error:
         raise ValueError(f"{name}: times must be numbers ({error})") from None
     if array.ndim != 1:
         raise ValueError(f"{name}: times must be a flat sequence, got shape {array.shape}")
-    bad = np.flatnonzero(~np.isfinite(array) | (array <= 0))
+    bad = np.flatnonzero(~np.isfinite(array) | ((array <= 0) if positive else False))
     if bad.size:
-        raise ValueError(
-            f"{name}: times must be positive finite numbers, got {array[bad[0]]!r} at index {bad[0]}"
-        )
+        what = "positive finite numbers" if positive else "finite numbers"
+        raise ValueError(f"{name}: times must be {what}, got {array[bad[0]]!r} at index {bad[0]}")
     return array
 
 
-def log_ratios(a: Sequence[float], b: Sequence[float]) -> np.ndarray:
-    """The paired log-ratios ``log(b_i / a_i)`` of base times ``a`` and changed times ``b``."""
-    base, change = _times("a (base)", a), _times("b (change)", b)
+def _paired(a: Sequence[float], b: Sequence[float], *, positive: bool) -> tuple[np.ndarray, np.ndarray]:
+    base, change = _times("a (base)", a, positive=positive), _times("b (change)", b, positive=positive)
     if base.size != change.size:
         raise ValueError(f"a and b must pair up: {base.size} base times, {change.size} changed times")
     if base.size == 0:
         raise ValueError("at least one block (a pair of times) is needed")
+    return base, change
+
+
+def all_positive(*values: Sequence[float]) -> bool:
+    """Whether every value is a positive finite number (then the ratios are judged)."""
+    return all(math.isfinite(v) and v > 0 for side in values for v in side)
+
+
+def log_ratios(a: Sequence[float], b: Sequence[float]) -> np.ndarray:
+    """The paired log-ratios ``log(b_i / a_i)`` of base times ``a`` and changed times ``b``."""
+    base, change = _paired(a, b, positive=True)
     ratios: np.ndarray = np.log(change) - np.log(base)
     return ratios
 
@@ -201,8 +222,10 @@ def hodges_lehmann(
 
 
 def _percent(ratio: float) -> str:
+    if math.isnan(ratio):
+        return "?"
     if math.isinf(ratio):
-        return "+inf%"
+        return "+inf%" if ratio > 0 else "-inf%"
     return f"{(ratio - 1) * 100:+.1f}%"
 
 
@@ -212,7 +235,9 @@ class PairedVerdict:
 
     ``confidence`` is the level of the reported two-sided interval (after the split across looks
     when it comes from :func:`measure_until_decided`). ``faster`` is set only on a pass whose
-    upper bound is below ``1 - tolerance``.
+    upper bound is below ``1 - tolerance``. ``scale`` is None when the ratios were judged, else the
+    magnitude the differences were divided by (module docstring): the "ratio" is then
+    ``1 + difference / scale``.
     """
 
     state: State
@@ -223,17 +248,25 @@ class PairedVerdict:
     tolerance: float
     confidence: float
     faster: bool = False
+    scale: float | None = None
+
+    @classmethod
+    def unmeasured(cls, tolerance: float, confidence: float) -> PairedVerdict:
+        """The verdict of no judged block at all (the time cap ran out first): inconclusive."""
+        return cls("inconclusive", math.nan, -math.inf, math.inf, 0, tolerance, confidence)
 
     @property
     def bounded(self) -> bool:
         """Whether the interval is finite on both sides (too few blocks leave it unbounded)."""
-        return self.low > 0 and math.isfinite(self.high) and self.ratio > 0 and self.blocks > 0
+        finite = all(math.isfinite(x) for x in (self.low, self.high, self.ratio)) and self.blocks > 0
+        return finite and (self.scale is not None or (self.low > 0 and self.ratio > 0))
 
     def describe(self) -> str:
         """E.g. ``+12.3% [+8.1%, +16.9%] over 24 blocks (tolerance 10%): regression``."""
         state = "pass (faster)" if self.faster else self.state
+        relative = "" if self.scale is None else f" (difference relative to {self.scale:.4g})"
         return (
-            f"{_percent(self.ratio)} [{_percent(self.low)}, {_percent(self.high)}] over "
+            f"{_percent(self.ratio)} [{_percent(self.low)}, {_percent(self.high)}]{relative} over "
             f"{self.blocks} blocks (tolerance {self.tolerance * 100:g}%): {state}"
         )
 
@@ -249,8 +282,12 @@ def blocks_to_decide(verdict: PairedVerdict) -> int | None:
     """
     if not verdict.bounded:
         return None
-    half = (math.log(verdict.high) - math.log(verdict.low)) / 2
-    gap = abs(math.log(verdict.ratio) - math.log1p(verdict.tolerance))
+
+    def scale(x: float) -> float:  # the scale the interval was computed on
+        return x if verdict.scale is not None else math.log(x)
+
+    half = (scale(verdict.high) - scale(verdict.low)) / 2
+    gap = abs(scale(verdict.ratio) - scale(1 + verdict.tolerance))
     if gap < 1e-3:
         return None
     return max(verdict.blocks, math.ceil(verdict.blocks * (half / gap) ** 2))
@@ -262,21 +299,36 @@ def _check_tolerance(tolerance: float) -> None:
 
 
 def judge(
-    a: Sequence[float], b: Sequence[float], *, tolerance: float, confidence: float = 0.95
+    a: Sequence[float],
+    b: Sequence[float],
+    *,
+    tolerance: float,
+    confidence: float = 0.95,
+    scale: float | None = None,
 ) -> PairedVerdict:
     """Whether B is confidently slower than A beyond ``1 + tolerance``, confidently within, or unknown.
 
-    ``a[i]`` and ``b[i]`` are the two times of block ``i``. The decisions read the two-sided
+    ``a[i]`` and ``b[i]`` are the two times (costs) of block ``i``. The decisions read the two-sided
     interval at ``confidence``, so each errs with probability at most ``(1 - confidence) / 2``.
+    When a value is not positive, the differences divided by ``scale`` are judged (module
+    docstring); without a ``scale`` that is a :class:`ValueError`.
     """
     _check_tolerance(tolerance)
     _check_confidence(confidence)
-    hl = hodges_lehmann(log_ratios(a, b), confidence)
-    ratio, low, high = math.exp(hl.estimate), math.exp(hl.low), math.exp(hl.high)
+    if scale is None or all_positive(a, b):
+        hl = hodges_lehmann(log_ratios(a, b), confidence)
+        ratio, low, high = math.exp(hl.estimate), math.exp(hl.low), math.exp(hl.high)
+        used = None
+    else:
+        if not (math.isfinite(scale) and scale > 0):
+            raise ValueError(f"scale must be a positive finite number, got {scale!r}")
+        base, change = _paired(a, b, positive=False)
+        hl = hodges_lehmann((change - base) / scale, confidence)
+        ratio, low, high, used = 1 + hl.estimate, 1 + hl.low, 1 + hl.high, scale
     limit = 1 + tolerance
     state: State = "regression" if low > limit else "pass" if high < limit else "inconclusive"
     faster = state == "pass" and high < 1 - tolerance
-    return PairedVerdict(state, ratio, low, high, hl.n, tolerance, confidence, faster)
+    return PairedVerdict(state, ratio, low, high, hl.n, tolerance, confidence, faster, used)
 
 
 @dataclass(frozen=True)
@@ -285,8 +337,8 @@ class SequentialPlan:
 
     Looks happen after ``min_blocks``, then each time the count doubles, and at ``max_blocks``;
     measuring stops at the first decisive look, at ``max_blocks``, or when ``max_seconds`` have
-    passed (then with one last look at the blocks measured so far). The time cap never stops
-    measuring before ``min_blocks``: fewer blocks than the first look could not decide anything.
+    passed (then with one last look at the blocks measured so far, however few: the cap is a
+    promise to the user, and too few blocks only make the verdict inconclusive).
     """
 
     min_blocks: int = 8
@@ -325,12 +377,14 @@ def measure_until_decided(
     tolerance: float,
     confidence: float = 0.95,
     clock: Callable[[], float] = time.monotonic,
+    scale: float | None = None,
 ) -> PairedVerdict:
     """Measure blocks (``measure_block(i) -> (a_i, b_i)``, timed in :func:`block_order` ``(i)``)
     until the verdict is decided or the plan's caps are hit; the last verdict is returned.
 
     Each look reads the interval at :meth:`SequentialPlan.look_confidence`: over the whole run a
     false regression (and a false pass) each happen with probability at most ``(1 - confidence) / 2``.
+    ``scale`` is :func:`judge`'s, for values that are not all positive.
     """
     _check_tolerance(tolerance)
     level = plan.look_confidence(confidence)
@@ -343,8 +397,8 @@ def measure_until_decided(
         time_a, time_b = measure_block(index)
         a.append(time_a)
         b.append(time_b)
-        out_of_time = len(a) >= plan.min_blocks and clock() - start >= plan.max_seconds
+        out_of_time = clock() - start >= plan.max_seconds
         if len(a) in looks or out_of_time:
-            verdict = judge(a, b, tolerance=tolerance, confidence=level)
+            verdict = judge(a, b, tolerance=tolerance, confidence=level, scale=scale)
             if verdict.state != "inconclusive" or out_of_time or len(a) >= plan.max_blocks:
                 return verdict

@@ -144,6 +144,7 @@ class WorkerStats:
 
 
 _NO_REPLY: Final = object()
+_OWN_TIMEOUT: Final = object()  # request(): the worker's own timeout
 
 
 class Worker:
@@ -180,23 +181,27 @@ class Worker:
         """Whether a worker process is up (it starts on the first request)."""
         return self._current is not None
 
-    def request(self, message: Any) -> Any:
+    def request(self, message: Any, *, timeout: float | object | None = _OWN_TIMEOUT, limit: str = "") -> Any:
         """Send ``message``; return the reply's payload, or a :class:`WorkerFailure`.
 
-        Raises :class:`WorkerStartError` when a worker cannot be started.
+        ``timeout`` replaces the worker's own for this request (None: no limit) and ``limit`` says
+        what it is in the failure's message. Raises :class:`WorkerStartError` when a worker cannot be
+        started.
         """
         current = self.wait_ready()
         offset = log_size(current.log)
         with contextlib.suppress(OSError):  # a worker that is gone is collected below as a crash
             current.channel.send(message)
-        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        seconds = self.timeout if timeout is _OWN_TIMEOUT else timeout
+        assert seconds is None or isinstance(seconds, (int, float))
+        deadline = None if seconds is None else time.monotonic() + seconds
         reply = self._receive(current, deadline)
         if reply is _NO_REPLY:
             exitcode = current.child.exitcode()
             label: Label = "runtime"
             if exitcode is None:
                 self.stats.timeouts += 1
-                label, what = "timeout", f"no result within the trial timeout of {self.timeout:g}s"
+                label, what = "timeout", f"no result within {limit or f'the trial timeout of {seconds:g}s'}"
                 what += f" ({_the(self.name)} was killed)"
             else:
                 self.stats.crashes += 1
@@ -280,8 +285,13 @@ class Worker:
             return
         with contextlib.suppress(OSError):
             current.channel.send(STOP)
-        current.child.wait(STOP_SECONDS)  # then killed if it is still there
-        self._discard()
+        if self._launched_at is not None:  # launched, never ready: nothing to tear down gracefully
+            self._discard()
+            return
+        try:
+            current.child.wait(STOP_SECONDS)  # then killed if it is still there
+        finally:  # an interrupt while waiting kills it at once
+            self._discard()
 
     def _discard(self) -> None:
         """Forget the current worker: kill what is left of it (its process group), reap, clean up."""

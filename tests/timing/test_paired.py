@@ -177,8 +177,9 @@ def test_driver_respects_the_time_cap() -> None:
     assert (verdict.state, verdict.blocks, clock.now) == ("inconclusive", 20, 20.0)
 
 
-def test_the_time_cap_never_stops_before_the_first_look() -> None:
-    """Slow blocks (past the cap after the first) still reach min_blocks, where a verdict is possible."""
+def test_the_time_cap_stops_even_before_the_first_look_as_inconclusive() -> None:
+    """Slow blocks past the cap end the measuring there (the cap is a promise), undecided: too few
+    blocks give no bounded interval, so nothing is called a regression on them."""
     clock = FakeClock()
 
     def measure_block(index: int) -> tuple[float, float]:
@@ -187,7 +188,29 @@ def test_the_time_cap_never_stops_before_the_first_look() -> None:
 
     plan = SequentialPlan(min_blocks=8, max_blocks=64, max_seconds=5)
     verdict = measure_until_decided(measure_block, plan, tolerance=0.05, clock=clock)
-    assert (verdict.state, verdict.blocks) == ("regression", 8)
+    assert (verdict.state, verdict.blocks, clock.now) == ("inconclusive", 1, 10.0)
+    assert not verdict.bounded
+
+
+def test_values_that_are_not_all_positive_are_judged_as_differences_relative_to_the_scale() -> None:
+    base = [-1.0, 0.0, 1.0, -1.0, 0.0, 1.0, -1.0, 0.0, 1.0, 0.0] * 2
+    worse = [x + 0.5 for x in base]  # half the scale higher: a cost that grew by 50% of 1.0
+    with pytest.raises(ValueError, match="positive finite"):
+        judge(base, worse, tolerance=0.1)  # no scale: the ratio is undefined
+    verdict = judge(base, worse, tolerance=0.1, scale=1.0)
+    assert (verdict.state, verdict.scale) == ("regression", 1.0)
+    assert verdict.ratio == pytest.approx(1.5)
+    assert "difference relative to 1" in verdict.describe()
+    same = judge(base, [x + 0.01 for x in base], tolerance=0.1, scale=1.0)
+    assert same.state == "pass"
+    assert blocks_to_decide(same) is not None or same.bounded
+    # the same values judged on a larger scale: the change is 5% of it, within 10%
+    assert judge(base, worse, tolerance=0.1, scale=10.0).state == "pass"
+    # positive values keep the ratio even when a scale is given
+    positive = judge([1.0] * 8, [2.0] * 8, tolerance=0.1, scale=5.0)
+    assert (positive.scale, positive.ratio) == (None, pytest.approx(2.0))
+    with pytest.raises(ValueError, match="finite"):
+        judge([float("nan")] * 8, [1.0] * 8, tolerance=0.1, scale=1.0)
 
 
 def test_driver_false_alarm_rate_on_unchanged_code() -> None:

@@ -11,6 +11,12 @@ is chosen over ``git worktree add``, which registers the worktree in the reposit
 ``git archive``, which leaves out the files that ``.gitattributes`` marks ``export-ignore``
 (projects often mark their tests so). Folders of processes that died before their cleanup are
 removed by the next export.
+
+Neither writes the files of git submodules (a commit records only the submodule's commit). Each
+submodule of the commit is exported the same way from the submodule's clone in the working tree,
+at the commit REF records, nested ones too. A submodule that cannot be (not checked out here, or
+its clone lacks that commit) is listed in :attr:`RefTree.submodules` with the reason, so the tests
+under it are reported as not compared, and why, rather than as new.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
@@ -106,6 +112,8 @@ class RefTree:
 
     resolved: ResolvedRef
     folder: Path
+    #: Submodules (paths relative to the top level) whose files could not be exported, and why.
+    submodules: dict[str, str] = field(default_factory=dict)
 
     @property
     def path(self) -> Path:
@@ -119,6 +127,21 @@ class RefTree:
         except ValueError:
             return None
         return self.path / relative
+
+    def relative(self, exported: Path) -> str | None:
+        """``exported`` (a path in the exported tree) relative to its top level, with ``/``; None outside."""
+        try:
+            return exported.relative_to(self.path).as_posix()
+        except ValueError:
+            return None
+
+    def missing_submodule(self, relative: str) -> str | None:
+        """Why the file ``relative`` (to the top level) is not exported, when it lies in a submodule
+        that could not be; None otherwise."""
+        for path, why in self.submodules.items():
+            if relative == path or relative.startswith(path.rstrip("/") + "/"):
+                return f"it lies in the git submodule {path}, whose files at this commit are not here: {why}"
+        return None
 
     def close(self) -> None:
         """Remove the exported files (idempotent)."""
@@ -141,24 +164,76 @@ def export_tree(resolved: ResolvedRef, base: Path | None = None) -> RefTree:
     folder = Path(tempfile.mkdtemp(prefix=f"{REF_DIR_PREFIX}{os.getpid()}-", dir=base))
     tree = RefTree(resolved, folder)
     try:
-        env = {**os.environ, "GIT_INDEX_FILE": str(folder / "index")}
-        steps = (
-            ("read-tree", resolved.commit),
-            ("checkout-index", "--all", "--force", f"--prefix={tree.path}{os.sep}"),
-        )
-        for step in steps:
-            done = _git(resolved.toplevel, *step, env=env)
-            if done.returncode != 0:
-                raise GitRefError(
-                    f"--autotune-compare={resolved.ref}: cannot write the files of {resolved.commit[:12]} "
-                    f"(git {step[0]}: {_last_line(done.stderr)})"
-                )
-        (folder / "index").unlink(missing_ok=True)
+        problem = _write_commit(resolved.toplevel, resolved.commit, tree.path, folder / "index")
+        if problem is not None:
+            raise GitRefError(
+                f"--autotune-compare={resolved.ref}: cannot write the files of "
+                f"{resolved.commit[:12]} ({problem})"
+            )
         tree.path.mkdir(exist_ok=True)  # an empty commit has no files
+        _export_submodules(
+            resolved.toplevel, resolved.commit, tree.path, folder / "index", "", tree.submodules
+        )
     except BaseException:
         tree.close()
         raise
     return tree
+
+
+def _write_commit(repository: Path, commit: str, dest: Path, index: Path) -> str | None:
+    """Write the files of ``commit`` of ``repository`` under ``dest``; what went wrong, or None."""
+    env = {**os.environ, "GIT_INDEX_FILE": str(index)}
+    steps = (("read-tree", commit), ("checkout-index", "--all", "--force", f"--prefix={dest}{os.sep}"))
+    try:
+        for step in steps:
+            done = _git(repository, *step, env=env)
+            if done.returncode != 0:
+                return f"git {step[0]}: {_last_line(done.stderr)}"
+    finally:
+        index.unlink(missing_ok=True)
+    return None
+
+
+#: Nesting of submodules followed at most (a cycle cannot be committed, but a clone may be odd).
+_SUBMODULE_DEPTH: Final = 8
+
+
+def _export_submodules(
+    repository: Path,
+    commit: str,
+    dest: Path,
+    index: Path,
+    prefix: str,
+    problems: dict[str, str],
+    depth: int = 0,
+) -> None:
+    """Export the submodules ``commit`` records (module docstring); any that cannot be go to ``problems``."""
+    listing = _git(repository, "ls-tree", "-r", "-z", commit)
+    if listing.returncode != 0:
+        return
+    for entry in listing.stdout.split("\0"):
+        meta, _, path = entry.partition("\t")
+        parts = meta.split()
+        if len(parts) != 3 or parts[0] != "160000":
+            continue
+        sha, where = parts[2], prefix + path
+        clone = repository / path
+        if not (clone / ".git").exists():
+            problems[where] = (
+                f"the submodule is not checked out in the working tree (git submodule update --init {where})"
+            )
+            continue
+        if _git(clone, "cat-file", "-e", f"{sha}^{{commit}}").returncode != 0:
+            problems[where] = (
+                f"its clone lacks the commit {sha[:12]} that this commit records "
+                f"(git -C {where} fetch, or git submodule update)"
+            )
+            continue
+        problem = _write_commit(clone, sha, dest / path, index)
+        if problem is not None:
+            problems[where] = problem
+        elif depth < _SUBMODULE_DEPTH:
+            _export_submodules(clone, sha, dest / path, index, f"{where}/", problems, depth + 1)
 
 
 def uncommitted(toplevel: Path, path: Path) -> bool:

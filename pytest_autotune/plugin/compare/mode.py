@@ -3,14 +3,24 @@
 :func:`compare_item` replaces the plain check of one test:
 
 1. **Trees.** REF's files are exported once per session (:mod:`pytest_autotune.plugin.compare.git_ref`,
-   removed at the end). A test whose file is not in REF's tree is skipped as new.
+   submodules included, removed at the end). A test whose file is not in REF's tree is skipped as
+   new; one in a submodule that could not be exported is skipped saying so. Each side's worker
+   imports the project's code from its own tree only (:mod:`pytest_autotune.plugin.compare.import_guard`,
+   with the project's packages from :mod:`pytest_autotune.plugin.compare.project_packages`): an editable
+   or a normal install of the working tree cannot stand in for REF's code. When a side would not
+   run its own tree's code (a compiled extension REF has no build of, a module that escaped), the
+   comparison is refused and the test fails, naming the module: a gate that cannot see the change
+   must not pass.
 2. **A pair of workers** (:func:`~pytest_autotune.plugin.compare.pair.run_pair`), one per tree.
    Each collects the test from its own tree (test module, kernel sources, ``conftest.py``), with
    the pytest-autotune installed here, and plans it as a plain run would: the configuration that
    tree's ``autotune.json`` commits for this device, else the declared defaults (said in the
-   report). Each runs the body once, asserts included: a failure of the working tree fails the
-   test; a test REF lacks or cannot run is skipped, naming why. Then ABBA blocks until the paired
-   ratio's interval decides or the time cap (``--autotune-compare-max-time``) is spent.
+   report). Each runs the body once, asserts included: a failure of the working tree (an
+   exception, a crash, a hang) fails the test and says why; a test REF lacks or cannot run is
+   skipped with its own reason (new test, not tunable there, its file does not collect there,
+   REF's ``autotune.json`` cannot be read, REF's run failed). Then ABBA blocks until the paired
+   ratio's interval decides or the time cap (``--autotune-compare-max-time``, counted from when both
+   workers are ready, and also the limit of a hung run) is spent.
 3. **Confirmation.** Two processes running the same code can differ by several percent for their
    whole life (on a loaded 2-vCPU machine, up to 20% for the example kernels), which no number of
    blocks averages out. So a regression found by the first pair is measured again by a fresh
@@ -31,17 +41,21 @@ import time
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import pytest
 
 from pytest_autotune.plugin.compare.git_ref import RefTree, export_tree, uncommitted
-from pytest_autotune.plugin.compare.pair import PairRun, SideSpec, SideTimes, run_pair
+from pytest_autotune.plugin.compare.import_guard import ENV_VAR as GUARD_VAR
+from pytest_autotune.plugin.compare.import_guard import GuardSpec
+from pytest_autotune.plugin.compare.pair import MIN_BLOCKS, PairRun, SideSpec, SideTimes, run_pair
+from pytest_autotune.plugin.compare.project_packages import interpreter_folders, project_packages
 from pytest_autotune.plugin.compare.side import SideError
 from pytest_autotune.plugin.report.results import AutotuneResult
+from pytest_autotune.plugin.workers.launch import pinned_home
 from pytest_autotune.plugin.workers.protocol import ENV_VAR, SideSetup
 from pytest_autotune.timing.measure import Stats
-from pytest_autotune.timing.paired import PairedVerdict, blocks_to_decide, judge
+from pytest_autotune.timing.paired import PairedVerdict, all_positive, blocks_to_decide, judge
 from pytest_autotune.warning_types import AutotuneInconclusiveWarning, AutotuneRegressionWarning
 
 if TYPE_CHECKING:
@@ -64,6 +78,7 @@ _NOT_INHERITED: Final = frozenset(
         "PYTEST_AUTOTUNE_REPORT_MD",
         "PYTEST_AUTOTUNE_CACHE",
         "PYTEST_AUTOTUNE_DEVICE",
+        GUARD_VAR,
     }
 )
 
@@ -83,6 +98,9 @@ class CompareContext:
     root: Path
     ref_cache: Path | None
     notes: list[str] = field(default_factory=list)
+    #: What each side may import: REF's and the working tree's
+    #: (:mod:`~pytest_autotune.plugin.compare.import_guard`).
+    guards: tuple[GuardSpec, GuardSpec] | None = None
 
 
 _CONTEXT: Final = pytest.StashKey[CompareContext]()
@@ -102,6 +120,7 @@ def compare_context(session: AutotuneSession) -> CompareContext:
     ref_cache = tree.mirror(cache)
     root = tree.mirror(session.rootpath) or tree.path
     context = CompareContext(resolved.ref, resolved.commit, tree, root, ref_cache)
+    context.guards = _guards(resolved.ref, tree)
     if ref_cache is None:
         context.notes.append(f"{cache} lies outside the git repository: both sides use it")
     elif uncommitted(resolved.toplevel, cache):
@@ -112,12 +131,28 @@ def compare_context(session: AutotuneSession) -> CompareContext:
     return context
 
 
-def _side_environment(session: AutotuneSession, plan: ItemPlan, cache: Path) -> dict[str, str]:
+def _guards(ref: str, tree: RefTree) -> tuple[GuardSpec, GuardSpec]:
+    """The import guards of REF's side and of the working tree's (the project's packages found once)."""
+    top = tree.resolved.toplevel
+    packages = project_packages(top)
+    exempt = str(Path(pinned_home()) / "pytest_autotune")
+    outside = interpreter_folders()
+    return (
+        GuardSpec(f"REF {ref}", str(tree.path), str(top), packages, exempt, outside),
+        GuardSpec("the working tree", str(top), None, packages, exempt, outside),
+    )
+
+
+def _side_environment(
+    session: AutotuneSession, plan: ItemPlan, cache: Path, guard: GuardSpec | None
+) -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
         if k not in _NOT_INHERITED and not k.startswith("PYTEST_AUTOTUNE_COMPARE")
     }
+    if guard is not None:
+        env[GUARD_VAR] = guard.to_env()
     env["PYTEST_AUTOTUNE_CACHE"] = str(cache)
     spec = session.devices.spec_for(plan.device)  # the very same device (None: the host)
     if spec is not None:
@@ -147,6 +182,17 @@ class _Outcome:
         assert self.result.compare is not None
         self.result.compare.update(reason=reason, seconds=round(time.monotonic() - started, 3))
         self.skip = reason
+        return self
+
+    def failed(
+        self, state: Literal["failed", "refused"], reason: str, detail: str, started: float
+    ) -> _Outcome:
+        """The test fails: ``state`` (``failed``, ``refused``), ``reason`` in one line, ``detail`` in full."""
+        self.result.state = state
+        self.result.message = reason
+        assert self.result.compare is not None
+        self.result.compare.update(verdict=state, reason=reason, seconds=round(time.monotonic() - started, 3))
+        self.failure = f"{reason}\n{detail}" if detail and detail != reason else reason
         return self
 
     def as_tuple(self) -> tuple[AutotuneResult, str | None, str | None]:
@@ -185,9 +231,40 @@ def _pooled(pairs: list[PairRun], tolerance: float, maximize: bool) -> tuple[Pai
     times = SideTimes([t for p in pairs for t in p.times.a], [t for p in pairs for t in p.times.b])
     a, b = (times.b, times.a) if maximize else (times.a, times.b)
     confidence = min(p.verdict.confidence for p in pairs)
-    verdict = judge(a, b, tolerance=tolerance, confidence=confidence)
+    scale = next((p.verdict.scale for p in pairs if p.verdict.scale is not None), None)
+    if scale is None and not all_positive(a, b):
+        scale = max(abs(x) for x in a) or 1.0  # only a pair of positive values had no scale yet
+    verdict = judge(a, b, tolerance=tolerance, confidence=confidence, scale=scale)
     agreed = verdict.state == "regression" and all(p.verdict.state == "regression" for p in pairs)
     return replace(verdict, state="regression" if agreed else "inconclusive", faster=False), times
+
+
+#: Why a test REF cannot run is not compared, by the kind of the REF side's error.
+_REF_REASONS: Final = {
+    "missing": "new test",
+    "not-tunable": "not compared: not a @tunable test at REF",
+    "collection": "not compared: its file does not collect at REF",
+    "store": "not compared: REF's autotune.json cannot be read",
+    "failed": "not compared: cannot run it at REF",
+}
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), text.strip())
+
+
+def _side_failure(outcome: _Outcome, exc: SideError, ref_side: str, started: float) -> _Outcome:
+    """What a side that cannot be measured means for the test (module docstring)."""
+    text = str(exc)
+    if exc.kind == "unfaithful":
+        return outcome.failed("refused", f"cannot compare: {text}", "", started)
+    if exc.side == ref_side:
+        return outcome.skipped(
+            f"{_REF_REASONS.get(exc.kind, _REF_REASONS['failed'])}: {_first_line(text)}", started
+        )
+    if exc.ended is not None:
+        exc.ended.raise_again()
+    return outcome.failed("failed", f"cannot run the working tree's test: {_first_line(text)}", text, started)
 
 
 def compare_item(
@@ -203,15 +280,24 @@ def compare_item(
     ref, settings, policy = context.ref, session.settings, plan.policy
     outcome = _Outcome(_result(item, plan, ref))
     path = item.nodeid.split("::", 1)[0]
+    relative = context.tree.relative(context.root / path)
+    unexported = context.tree.missing_submodule(relative) if relative is not None else None
+    if unexported is not None:
+        return outcome.skipped(f"not compared: {path} at {ref}: {unexported}", started).as_tuple()
     if not (context.root / path).is_file():
         return outcome.skipped(f"new test: {path} does not exist at {ref}", started).as_tuple()
+    ref_guard, working_guard = context.guards or (None, None)
     ref_side = SideSpec(
-        f"REF {ref}", context.root, _side_environment(session, plan, context.ref_cache or settings.cache_path)
+        f"REF {ref}",
+        context.root,
+        _side_environment(session, plan, context.ref_cache or settings.cache_path, ref_guard),
     )
-    working_side = SideSpec("the working tree", None, _side_environment(session, plan, settings.cache_path))
+    working_side = SideSpec(
+        "the working tree", None, _side_environment(session, plan, settings.cache_path, working_guard)
+    )
+    cap = f"--autotune-compare-max-time={settings.compare_max_time:g}s"
     pairs: list[PairRun] = []
     while not pairs or (pairs[-1].verdict.state == "regression" and len(pairs) < 2):
-        begun = time.monotonic()
         try:
             pairs.append(
                 run_pair(
@@ -220,25 +306,27 @@ def compare_item(
                     working_side,
                     timeout=policy.trial_timeout,
                     tolerance=policy.compare_tolerance,
-                    seconds=settings.compare_max_time - (begun - started if not pairs else 0.0),
+                    seconds=settings.compare_max_time,
                     maximize=policy.maximize,
                     calibrate=policy.objective == "time",
+                    cap=cap,
                 )
             )
         except SideError as exc:
-            if exc.side == ref_side.name:
-                why = "new test" if exc.kind == "missing" else "cannot run it at REF"
-                return outcome.skipped(f"{why}: {exc}", started).as_tuple()
-            if exc.ended is not None:
-                exc.ended.raise_again()
-            outcome.failure = f"cannot run the working tree's test: {exc}"
-            return outcome.as_tuple()
+            return _side_failure(outcome, exc, ref_side.name, started).as_tuple()
         outcome.result.config = dict(pairs[-1].setups[1].config)
     return _judged(outcome, context, pairs, time.monotonic() - started, settings, policy).as_tuple()
 
 
 def _how_to_decide(verdict: PairedVerdict, seconds: float) -> str:
     """What an inconclusive verdict would need, from the noise its blocks measured."""
+    if verdict.blocks < MIN_BLOCKS:
+        per_block = seconds / max(verdict.blocks, 1)
+        needed = max(2 * seconds, per_block * (MIN_BLOCKS + 2))
+        return (
+            f"the time cap allowed {verdict.blocks} judged blocks, fewer than the {MIN_BLOCKS} a verdict "
+            f"needs: --autotune-compare-max-time={max(10, math.ceil(needed / 10) * 10)}"
+        )
     blocks = blocks_to_decide(verdict)
     if blocks is None:
         if verdict.bounded:
@@ -269,8 +357,9 @@ def _judged(
     sides = {"ref": _side_info(first.setups[0]), "working": _side_info(first.setups[1])}
     state = verdict.state
     result.state = "faster" if verdict.faster else "passed" if state == "pass" else state
-    result.stats = Stats.of(times.b).to_dict()
-    result.baseline = Stats.of(times.a).baseline(result.unit)
+    if times.a:
+        result.stats = Stats.of(times.b).to_dict()
+        result.baseline = Stats.of(times.a).baseline(result.unit)
     assert result.compare is not None
     result.compare.update(
         verdict=state,
@@ -289,6 +378,7 @@ def _judged(
         sides=sides,
         notes=list(context.notes),
         times={"ref": times.a, "working": times.b},
+        scale=verdict.scale,
     )
     configs = f"{_describe_side('REF', sides['ref'])}; {_describe_side('working tree', sides['working'])}"
     where = f"{context.ref} ({context.commit[:12]})"

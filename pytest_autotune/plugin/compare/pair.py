@@ -28,7 +28,6 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -116,11 +115,15 @@ def measure_sides(
     ``measure_a(repeat, warmup)``/``measure_b(repeat, warmup)`` take one measurement of their side
     and return its samples. The warm-up blocks use :data:`CALIBRATION_REPEAT` calls and, with
     ``calibrate``, choose the :class:`Procedure` of the judged blocks from the slower side's median.
+    No block starts once ``seconds`` are spent: the verdict is then inconclusive (with no judged
+    block, :meth:`~pytest_autotune.timing.paired.PairedVerdict.unmeasured`). The warm-up block
+    also fixes the scale of values that are not all positive (a metric): the magnitude of A's.
     """
     start = clock()
     times = SideTimes([], [])
     measure = {"A": measure_a, "B": measure_b}
     procedure = Procedure(CALIBRATION_REPEAT)
+    unmeasured = PairedVerdict.unmeasured(tolerance, CONFIDENCE)
 
     def block(index: int) -> tuple[float, float]:
         values: dict[str, float] = {}
@@ -128,9 +131,14 @@ def measure_sides(
             values[side] = statistics.median(measure[side](procedure.repeat, procedure.warmup))
         return values["A"], values["B"]
 
-    warm = [block(index) for index in range(WARMUP_BLOCKS)]
+    warm: list[tuple[float, float]] = []
+    for index in range(WARMUP_BLOCKS):
+        if clock() - start >= seconds:
+            return unmeasured, times, procedure
+        warm.append(block(index))
     if calibrate:
         procedure = Procedure.for_calls(max(max(pair) for pair in warm))
+    scale = _scale(warm)
 
     def judged_block(index: int) -> tuple[float, float]:
         a, b = block(index + WARMUP_BLOCKS)
@@ -141,7 +149,9 @@ def measure_sides(
     # The plan is fixed before any ratio is judged: its block cap comes from the time left and the
     # duration of the first judged block (a time, which says nothing about the ratio), so that a
     # longer --autotune-compare-max-time buys more blocks, and more blocks a narrower interval.
-    time_left = max(seconds - (clock() - start), 1e-3)  # for all judged blocks, the first included
+    time_left = seconds - (clock() - start)  # for all judged blocks, the first included
+    if time_left <= 0:
+        return unmeasured, times, procedure
     block_started = clock()
     first = judged_block(0)
     block_seconds = max(clock() - block_started, 1e-6)
@@ -152,9 +162,18 @@ def measure_sides(
         return first if index == 0 else judged_block(index)
 
     verdict = measure_until_decided(
-        planned_block, plan, tolerance=tolerance, confidence=CONFIDENCE, clock=clock
+        planned_block, plan, tolerance=tolerance, confidence=CONFIDENCE, clock=clock, scale=scale
     )
     return verdict, times, procedure
+
+
+def _scale(warm: Sequence[tuple[float, float]]) -> float:
+    """The magnitude that differences are judged against when values are not all positive: A's
+    warm-up value (B's when A's is 0; 1, an absolute difference, when both are)."""
+    for value in (*(abs(a) for a, _ in warm), *(abs(b) for _, b in warm)):
+        if math.isfinite(value) and value > 0:
+            return value
+    return 1.0
 
 
 def max_blocks_for(seconds: float, block_seconds: float) -> int:
@@ -163,17 +182,35 @@ def max_blocks_for(seconds: float, block_seconds: float) -> int:
     return max(MIN_BLOCKS, min(MAX_BLOCKS, fit))
 
 
-def _start(sides: Sequence[CompareSide], repeat: int) -> list[SideSetup | SideError]:
-    """Start both workers at once and run each body once; a side's problem comes back as its error."""
+def _start(
+    ref: CompareSide, working: CompareSide, *, seconds: float, cap: str
+) -> tuple[SideSetup, SideSetup]:
+    """Start both workers at once, then run each body once; the working tree's problem is raised first.
 
-    def setup(side: CompareSide) -> SideSetup | SideError:
+    Everything waits in this thread (no pool to join), so an interrupt ends it at once. The time cap
+    (``seconds``) starts when both workers are ready: it covers the first runs and the blocks.
+    """
+    errors: dict[str, SideError] = {}
+    for side in (ref, working):
+        side.launch()  # both processes start now; the waits below overlap them
+    for side in (ref, working):
         try:
-            return side.setup(repeat)
+            side.start()
         except SideError as exc:
-            return exc
-
-    with ThreadPoolExecutor(max_workers=len(sides)) as pool:
-        return list(pool.map(setup, sides))
+            errors[side.name] = exc
+    deadline = time.monotonic() + seconds
+    setups: dict[str, SideSetup] = {}
+    for side in (working, ref):
+        side.deadline, side.cap = deadline, cap
+        if side.name not in errors:
+            try:
+                setups[side.name] = side.setup(1)
+            except SideError as exc:
+                errors[side.name] = exc
+    for side in (working, ref):
+        if side.name in errors:
+            raise errors[side.name]
+    return setups[ref.name], setups[working.name]
 
 
 @dataclass(frozen=True)
@@ -205,28 +242,25 @@ def run_pair(
     seconds: float,
     maximize: bool,
     calibrate: bool,
+    cap: str = "the time cap",
 ) -> PairRun:
-    """Start both sides, run each body once, and measure them against each other for up to ``seconds``.
+    """Start both sides, run each body once, and measure them against each other: all within
+    ``seconds`` of both workers being ready (``cap`` names that limit in messages).
 
     Raises :class:`~pytest_autotune.plugin.compare.side.SideError` when a side cannot be run or
     measured (the working tree's first).
     """
-    started = time.monotonic()
     with (
         CompareSide(item, name=ref.name, root=ref.root, env=ref.env, timeout=timeout) as side_a,
         CompareSide(item, name=working.name, root=working.root, env=working.env, timeout=timeout) as side_b,
     ):
-        setup_a, setup_b = _start((side_a, side_b), repeat=1)
-        for setup in (setup_b, setup_a):
-            if isinstance(setup, SideError):
-                raise setup
-        assert isinstance(setup_a, SideSetup)
-        assert isinstance(setup_b, SideSetup)
+        setup_a, setup_b = _start(side_a, side_b, seconds=seconds, cap=cap)
+        assert side_a.deadline is not None
         verdict, times, procedure = measure_sides(
             side_a.measure,
             side_b.measure,
             tolerance=tolerance,
-            seconds=seconds - (time.monotonic() - started),
+            seconds=side_a.deadline - time.monotonic(),
             maximize=maximize,
             calibrate=calibrate,
         )

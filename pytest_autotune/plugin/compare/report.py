@@ -73,8 +73,10 @@ def json_detail(compare: dict[str, Any]) -> dict[str, Any]:
 def _line(result: AutotuneResult) -> tuple[str, dict[str, bool]]:
     compare = result.compare or {}
     verdict = compare.get("verdict", "?")
-    if verdict == "skipped":
-        return f"  {result.nodeid}  skipped: {compare.get('reason', result.message)}", {"yellow": True}
+    if verdict in ("skipped", "failed", "refused"):
+        reason = compare.get("reason") or result.message or "no reason given"
+        colour = {"yellow": True} if verdict == "skipped" else {"red": True}
+        return f"  {result.nodeid}  {verdict}: {reason}", colour
     shown = "pass (faster)" if compare.get("faster") else verdict
     tolerance = compare.get("tolerance") or 0.0
     text = (

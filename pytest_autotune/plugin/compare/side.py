@@ -6,13 +6,21 @@ the working tree (``root`` None), asks it to run the body once (:meth:`CompareSi
 again for each measurement (:meth:`CompareSide.measure`). The worker machinery is the trial workers' own
 (:class:`~pytest_autotune.tuning.worker.Worker`): a crash or hang of the body ends in a
 :class:`SideError`, not in a crash of pytest. Every problem comes back as a :class:`SideError`
-whose ``kind`` lets the caller choose between skipping and failing the test: ``missing`` (the
-tree has no such test), ``ended`` (the body raised a pytest outcome, kept in ``ended``) and
-``failed`` (a failed assert, an exception, a crash, a hang, a worker that could not start).
+whose ``kind`` lets the caller choose between skipping and failing the test: the worker's
+:data:`~pytest_autotune.plugin.workers.protocol.NotServedKind` (``missing``: the tree has no such
+test; ``not-tunable``, ``collection``, ``store``, ``unfaithful``), ``ended`` (the body raised a
+pytest outcome, kept in ``ended``) and ``failed`` (a failed assert, an exception, a crash, a hang,
+a worker that could not start).
+
+Each request is limited by the trial timeout and, once the pair's time cap runs
+(:attr:`CompareSide.deadline`), by the time left of it, but never below :data:`HANG_FACTOR` times
+the side's slowest run so far: a run that outlasts both is a hang, and ends the comparison within
+the cap instead of the trial timeout (or never, with ``off``).
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -22,6 +30,7 @@ from pytest_autotune.plugin.workers.protocol import (
     CompareMeasure,
     CompareSetup,
     NotCollected,
+    NotServedKind,
     SideSetup,
     TrialReply,
 )
@@ -30,10 +39,14 @@ from pytest_autotune.tuning.worker import Launched, Worker, WorkerFailure, Worke
 if TYPE_CHECKING:
     import pytest
 
-__all__ = ["START_TIMEOUT", "CompareSide", "SideError"]
+__all__ = ["HANG_FACTOR", "HANG_GRACE", "START_TIMEOUT", "CompareSide", "SideError"]
 
 #: Seconds a side's worker may take to collect and set up its test.
 START_TIMEOUT: Final = 300.0
+#: Past the time cap a run may still take this many times the side's slowest run so far ...
+HANG_FACTOR: Final = 3.0
+#: ... plus these seconds (also the least any run is allowed once the cap runs).
+HANG_GRACE: Final = 1.0
 
 
 class SideError(Exception):
@@ -45,7 +58,7 @@ class SideError(Exception):
     def __init__(
         self,
         side: str,
-        kind: Literal["missing", "ended", "failed"],
+        kind: NotServedKind | Literal["ended", "failed"],
         message: str,
         ended: BodyEnded | None = None,
     ) -> None:
@@ -79,19 +92,56 @@ class CompareSide:
         self.worker = Worker(
             self._launch, timeout=timeout, start_timeout=START_TIMEOUT, name=f"{name} worker"
         )
+        #: When the pair's time cap ends (``time.monotonic()``; None: not running yet) and what it is.
+        self.deadline: float | None = None
+        self.cap = ""
+        #: The longest request this side has served, in seconds.
+        self.slowest = 0.0
 
     def _launch(self) -> Launched:
         return launch_worker(self.item, env=self.env, role="compare", root=self.root)
 
-    def _request(self, message: Any) -> Any:
+    def _not_served(self, reply: NotCollected) -> SideError:
+        return SideError(self.name, reply.kind, reply.reason)
+
+    def launch(self) -> None:
+        """Start the worker process without waiting for it (:meth:`start` waits)."""
+        self.worker.launch()
+
+    def start(self) -> None:
+        """Wait until the worker has collected its test and is ready; :class:`SideError` else."""
         try:
-            reply = self.worker.request(message)
+            self.worker.wait_ready()
         except WorkerStartError as exc:
             if isinstance(exc.reply, NotCollected):
-                raise SideError(self.name, "missing", exc.reply.reason) from None
+                raise self._not_served(exc.reply) from None
             raise SideError(self.name, "failed", str(exc)) from None
+
+    def _limit(self) -> tuple[float | None, str]:
+        """This request's time limit and how to name it (module docstring)."""
+        trial = self.worker.timeout
+        if self.deadline is None:
+            return trial, ""
+        floor = HANG_FACTOR * self.slowest + HANG_GRACE
+        allowed = max(self.deadline - time.monotonic(), floor)
+        if trial is not None and trial <= allowed:
+            return trial, ""
+        return allowed, (
+            f"{allowed:.3g}s (the time left of {self.cap}, or {HANG_FACTOR:g} times the slowest run "
+            "so far: a hang?)"
+        )
+
+    def _request(self, message: Any) -> Any:
+        self.start()
+        timeout, limit = self._limit()
+        began = time.monotonic()
+        reply = self.worker.request(message, timeout=timeout, limit=limit)
+        self.slowest = max(self.slowest, time.monotonic() - began)
         if isinstance(reply, WorkerFailure):
             raise SideError(self.name, "failed", reply.detail)
+        if isinstance(reply, NotCollected):  # the guard refused what a run imported
+            self.worker.stop()
+            raise self._not_served(reply)
         if isinstance(reply, BodyEnded):
             self.worker.stop()
             raise SideError(self.name, "ended", f"the test ended with {reply.kind}: {reply.message}", reply)

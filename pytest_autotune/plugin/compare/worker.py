@@ -12,8 +12,10 @@ would otherwise be slower (or faster) for every measurement it takes, a bias no 
 removes.
 
 :class:`NotCollectedReporter` tells the parent, instead of getting ready, when the tree has no such
-tunable test (a new test, a new parameter, a collection error such as a kernel source that is not
-there yet).
+tunable test (a new test, a new parameter), when its file does not collect (a syntax error, a
+kernel source that is not there yet), and when the worker would not run its own tree's code
+(:mod:`pytest_autotune.plugin.compare.import_guard`: checked again after every run of the body, whose
+imports may come late); :func:`store_unreadable` when the tree's ``autotune.json`` cannot be read.
 """
 
 from __future__ import annotations
@@ -22,11 +24,13 @@ import os
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
+from pytest_autotune.plugin.compare.import_guard import installed_finder
 from pytest_autotune.plugin.workers.main import body_ended
 from pytest_autotune.plugin.workers.protocol import (
     CompareMeasure,
     CompareSetup,
     NotCollected,
+    NotServedKind,
     SideSetup,
     TrialReply,
     WorkerSpec,
@@ -40,7 +44,29 @@ if TYPE_CHECKING:
     from pytest_autotune.fixture import Autotune
     from pytest_autotune.plugin.modes.committed import Committed
 
-__all__ = ["NotCollectedReporter", "serve_compare"]
+__all__ = ["NotCollectedReporter", "serve_compare", "store_unreadable", "unfaithful"]
+
+
+def unfaithful() -> NotCollected | None:
+    """The guard's refusal when this worker imported code that is not its tree's (None: all its own)."""
+    finder = installed_finder()
+    reason = None if finder is None else finder.describe()
+    return None if reason is None else NotCollected(reason, "unfaithful")
+
+
+def _send(spec: WorkerSpec, message: NotCollected) -> None:
+    channel = Connection(spec.channel_fd, readable=False)
+    try:
+        channel.send(message)
+    finally:
+        channel.close()
+
+
+def store_unreadable(reason: str) -> None:
+    """Tell the parent, when this process is a compare worker, that its tree's store cannot be read."""
+    spec = WorkerSpec.from_environ()
+    if spec is not None and spec.role == "compare":
+        _send(spec, NotCollected(reason, "store"))
 
 
 class NotCollectedReporter:
@@ -61,19 +87,20 @@ class NotCollectedReporter:
         from pytest_autotune.api import get_spec
 
         items = [item for item in session.items if item.nodeid == self.spec.nodeid]
-        if items and get_spec(getattr(items[0], "obj", None)) is not None:
+        kind: NotServedKind
+        refused = unfaithful()
+        if refused is not None:
+            kind, reason = refused.kind, refused.reason
+        elif items and get_spec(getattr(items[0], "obj", None)) is not None:
             return
-        if items:
-            reason = "it is not a @tunable test there"
+        elif items:
+            kind, reason = "not-tunable", "it is not a @tunable test there"
         elif self.errors:
-            reason = "its file does not collect there: " + "; ".join(self.errors)
+            kind, reason = "collection", "its file does not collect there: " + "; ".join(self.errors)
         else:
-            reason = "no such test there"
-        channel = Connection(self.spec.channel_fd, readable=False)
-        try:
-            channel.send(NotCollected(reason))
-        finally:
-            channel.close()
+            kind, reason = "missing", "no such test there"
+        session.items.clear()  # nothing to serve: the parent stops this worker
+        _send(self.spec, NotCollected(reason, kind))
 
 
 def serve_compare(item: pytest.Function, autotune: Autotune, spec: WorkerSpec, committed: Committed) -> None:
@@ -90,6 +117,9 @@ def serve_compare(item: pytest.Function, autotune: Autotune, spec: WorkerSpec, c
         except BaseException as exc:  # pytest outcomes and interrupts end the loop; the parent decides
             return body_ended(exc), False
         reply = TrialReply(run.samples, run.label, run.detail)
+        refused = unfaithful()  # the body may import late
+        if refused is not None:
+            return refused, False
         if isinstance(request, CompareSetup):
             return SideSetup(config, committed.state, committed.reason, reply), True
         return reply, True

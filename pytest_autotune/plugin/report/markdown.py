@@ -20,13 +20,15 @@ from pytest_autotune.plugin.compare.report import configurations, percent
 from pytest_autotune.plugin.report.results import AutotuneResult
 from pytest_autotune.plugin.report.summary_text import format_value
 
-__all__ = ["failed_tests", "markdown_report", "write_markdown"]
+__all__ = ["FAILED_STATES", "failed_tests", "markdown_report", "write_markdown"]
 
 _MARKS: Final = {
     "regression": "❌ regression",
     "tune-failed": "❌ tuning failed",
     "inconclusive": "⚠️ inconclusive",
     "skipped": "⏭️ skipped",
+    "failed": "❌ failed",
+    "refused": "❌ cannot compare",
     "passed": "✅ pass",
     "faster": "✅ faster",
     "tuned": "✅ tuned",
@@ -36,8 +38,10 @@ _MARKS: Final = {
     "unchecked": "➖ not checked",
     "unmeasured": "➖ never measured",
 }
+#: States that fail a test (their reason is the autotune one, not the failure's first line).
+FAILED_STATES: Final = ("regression", "tune-failed", "failed", "refused")
 #: States that fail (or, for inconclusive, warn about) a test: each gets its reason below the table.
-_RED: Final = ("regression", "tune-failed", "inconclusive")
+_RED: Final = (*FAILED_STATES, "inconclusive")
 
 
 def _cell(text: Any) -> str:
@@ -45,17 +49,22 @@ def _cell(text: Any) -> str:
     return " ".join(str(text).replace("|", "\\|").split())
 
 
-def _code(text: str) -> str:
-    return f"`{text.replace('`', '')}`"
+def _code(text: str, *, in_table: bool = False) -> str:
+    """``text`` as inline code; in a table cell a ``|`` is escaped (GitHub reads it as a cell border
+    even inside backticks)."""
+    code = f"`{text.replace('`', '')}`"
+    return code.replace("|", "\\|") if in_table else code
 
 
 def _compare_row(result: AutotuneResult) -> list[str]:
     compare = result.compare or {}
-    if compare.get("verdict") == "skipped":
-        return ["compare", "–", "–", "–", _MARKS["skipped"], _cell(compare.get("reason", result.message))]
+    verdict = compare.get("verdict")
+    if verdict in ("skipped", "failed", "refused"):
+        reason = compare.get("reason") or result.message or "no reason given"
+        return ["compare", "–", "–", "–", _MARKS[str(verdict)], _cell(reason)]
     tolerance = compare.get("tolerance")
     return [
-        f"compare with {_code(str(compare.get('ref', '?')))}",
+        f"compare with {_code(str(compare.get('ref', '?')), in_table=True)}",
         f"{percent(compare.get('ratio'))} (B/A)",
         f"[{percent(compare.get('low'))}, {percent(compare.get('high'))}], {compare.get('blocks')} blocks",
         f"+{tolerance:.0%}" if isinstance(tolerance, float) else "–",
@@ -107,13 +116,13 @@ def _row(result: AutotuneResult) -> list[str]:
         cells = _tune_row(result)
     else:
         cells = _check_row(result)
-    return [_code(result.nodeid), *cells]
+    return [_code(result.nodeid, in_table=True), *cells]
 
 
 def _headline(results: list[AutotuneResult], failures: list[tuple[str, str]]) -> str:
     counts = Counter(result.state for result in results)
     parts = [f"{n} {state}" for state, n in sorted(counts.items())]
-    red = sum(counts[state] for state in ("regression", "tune-failed")) + len(failures)
+    red = sum(counts[state] for state in FAILED_STATES) + len(failures)
     mark = "❌" if red else "⚠️" if counts["inconclusive"] else "✅"
     return (
         f"{mark} {len(results)} tunable test{'s' if len(results) != 1 else ''}: {', '.join(parts) or 'none'}"

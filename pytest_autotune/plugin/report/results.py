@@ -31,6 +31,8 @@ State = Literal[
     "tune-failed",  # tuning found no usable configuration (the test failed)
     "inconclusive",  # --autotune-compare: the interval still straddles the tolerance at the time cap
     "skipped",  # --autotune-compare: nothing to compare (e.g. a new test, absent at the reference)
+    "failed",  # --autotune-compare: the working tree's test cannot run (an exception, a crash, a hang)
+    "refused",  # --autotune-compare: a side would not run its own tree's code (the gate cannot see)
 ]
 STATES: Final[tuple[State, ...]] = get_args(State)
 

@@ -48,6 +48,7 @@ __all__ = [
     "WorkerRecipe",
     "launch_recipe",
     "launch_worker",
+    "pinned_home",
     "pinned_pytest",
     "relocate",
     "remove_stale_dirs",
@@ -166,14 +167,25 @@ def pinned_pytest() -> list[str]:
     ``-m`` puts the working directory first on ``sys.path``; in a tree that holds a ``pytest_autotune``
     package (another commit of this project) the worker would import that one. So the interpreter
     runs with ``-P`` (no such entry), imports the plugin from where this process found it, and only
-    then puts the working directory first, as ``-m`` would have, for the tree's own modules.
+    then puts the working directory first, as ``-m`` would have, for the tree's own modules. Then the
+    import guard its environment describes is installed
+    (:func:`~pytest_autotune.plugin.compare.import_guard.install_from_environ`), before pytest
+    imports any of the project's code, and pytest starts through its supported entry point,
+    :func:`pytest.main`.
     """
-    home = str(Path(__file__).resolve().parents[3])  # the folder that holds this pytest_autotune
     boot = (
-        f"import os, sys; sys.path.insert(0, {home!r}); import pytest_autotune.plugin; "
-        "sys.path[0] = os.getcwd(); import pytest; sys.exit(pytest.console_main())"
+        f"import os, sys; sys.path.insert(0, {pinned_home()!r}); import pytest_autotune.plugin; "
+        "sys.path[0] = os.getcwd(); "
+        "from pytest_autotune.plugin.compare.import_guard import install_from_environ; "
+        "install_from_environ(); "
+        "import pytest; code = pytest.main(); sys.stdout.flush(); sys.exit(int(code))"
     )
     return [sys.executable, "-P", "-c", boot]
+
+
+def pinned_home() -> str:
+    """The folder that holds this process's ``pytest_autotune`` package."""
+    return str(Path(__file__).resolve().parents[3])
 
 
 #: Stands for the worker's private folder in a recipe's arguments (made where the worker starts).
@@ -211,7 +223,9 @@ def worker_recipe(item: pytest.Item, root: Path | None = None, *, role: WorkerRo
     private = Path(_PRIVATE)
     start = pinned_pytest() if role == "compare" else [sys.executable, "-m", "pytest"]
     args = [*start, str(root / nodeid.split("::", 1)[0])]
-    args += ["--rootdir", str(root), "-o", "addopts=", "-o", f"cache_dir={private / 'cache'}"]
+    args += ["--rootdir", str(root), "-o", "addopts="]
+    if config.pluginmanager.has_plugin("cacheprovider"):  # else cache_dir is an unknown option (a warning)
+        args += ["-o", f"cache_dir={private / 'cache'}"]
     inipath = None if config.inipath is None else relocate(config.inipath, base, root)
     if inipath is not None and inipath.exists():
         args += ["-c", str(inipath)]

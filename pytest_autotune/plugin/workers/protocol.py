@@ -31,6 +31,7 @@ __all__ = [
     "CompareSetup",
     "EndKind",
     "NotCollected",
+    "NotServedKind",
     "SideSetup",
     "TrialReply",
     "TrialRequest",
@@ -148,8 +149,18 @@ class CompareMeasure:
     warmup: int
 
 
+#: Why a compare worker cannot serve its test: ``missing`` (no such test: a new test),
+#: ``not-tunable`` (not a ``@tunable`` test there), ``collection`` (its file does not collect: a syntax
+#: error, an import that fails), ``store`` (that tree's ``autotune.json`` cannot be read),
+#: ``unfaithful`` (the worker would not run its own tree's code:
+#: :mod:`~pytest_autotune.plugin.compare.import_guard`).
+NotServedKind = Literal["missing", "not-tunable", "collection", "store", "unfaithful"]
+
+
 @dataclass(frozen=True)
 class NotCollected:
-    """Compare worker -> parent, instead of getting ready: its tree has no such test (``reason``)."""
+    """Compare worker -> parent, instead of getting ready (or instead of a run's reply): it cannot
+    serve its test, ``kind`` says why and ``reason`` in words."""
 
     reason: str
+    kind: NotServedKind = "missing"
