@@ -191,6 +191,15 @@ def _relative(value: Any) -> float:
     return _non_negative(value)
 
 
+def _slowdown(value: Any) -> float:
+    """A compare tolerance: :func:`_relative`, below 100% (a limit ratio below 2; the paired judge
+    also reads ``1 - tolerance`` as "confidently faster", which a tolerance of 100% would make 0)."""
+    fraction = _relative(value)
+    if not fraction < 1:
+        raise ValueError(f"{value!r} is not a percentage below 100% (e.g. 5%, or 0.05)")
+    return fraction
+
+
 def _non_negative(value: Any) -> float:
     return parse_float(value, minimum=0.0)
 
@@ -274,7 +283,7 @@ VALUE_PARSERS: Final[dict[str, Callable[[Any], Any]]] = {
     "isolate": _isolate,
     "trial_timeout": _trial_timeout,
     "worker_memory": parse_size,
-    "compare_tolerance": _relative,
+    "compare_tolerance": _slowdown,
 }
 #: The policy keys: the fields of :class:`Policy` but ``explicit``.
 POLICY_KEYS: Final = frozenset(f.name for f in fields(Policy)) - {"explicit"}

@@ -289,7 +289,7 @@ class TreeFinder:
             return None
         more = f" (and {len(found) - _SHOWN} more)" if len(found) > _SHOWN else ""
         return (
-            f"{self.spec.side} would not run its own code, so the comparison cannot see the change: "
+            "it would not run its own tree's code, so the comparison cannot see the change: "
             + "; ".join(found[:_SHOWN])
             + more
         )

@@ -250,21 +250,22 @@ _REF_REASONS: Final = {
 
 
 def _first_line(text: str) -> str:
-    return next((line.strip() for line in text.splitlines() if line.strip()), text.strip())
+    """The first line of a side's message, without the announcement of the worker's output below it."""
+    line = next((line.strip() for line in text.splitlines() if line.strip()), text.strip())
+    return line.removesuffix("; its output:")
 
 
 def _side_failure(outcome: _Outcome, exc: SideError, ref_side: str, started: float) -> _Outcome:
     """What a side that cannot be measured means for the test (module docstring)."""
-    text = str(exc)
     if exc.kind == "unfaithful":
-        return outcome.failed("refused", f"cannot compare: {text}", "", started)
+        return outcome.failed("refused", f"cannot compare: {exc}", "", started)
     if exc.side == ref_side:
-        return outcome.skipped(
-            f"{_REF_REASONS.get(exc.kind, _REF_REASONS['failed'])}: {_first_line(text)}", started
-        )
+        why = _REF_REASONS.get(exc.kind, _REF_REASONS["failed"])
+        return outcome.skipped(f"{why}: {_first_line(exc.message)}", started)
     if exc.ended is not None:
         exc.ended.raise_again()
-    return outcome.failed("failed", f"cannot run the working tree's test: {_first_line(text)}", text, started)
+    reason = f"cannot run the working tree's test: {_first_line(exc.message)}"
+    return outcome.failed("failed", reason, exc.message, started)
 
 
 def compare_item(

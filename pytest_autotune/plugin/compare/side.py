@@ -63,6 +63,7 @@ class SideError(Exception):
         ended: BodyEnded | None = None,
     ) -> None:
         super().__init__(f"{side}: {message}")
+        self.message = message
         self.side = side
         self.kind = kind
         self.ended = ended
@@ -90,7 +91,7 @@ class CompareSide:
         self.root = root
         self.env = env
         self.worker = Worker(
-            self._launch, timeout=timeout, start_timeout=START_TIMEOUT, name=f"{name} worker"
+            self._launch, timeout=timeout, start_timeout=START_TIMEOUT, name=f"worker of {name}"
         )
         #: When the pair's time cap ends (``time.monotonic()``; None: not running yet) and what it is.
         self.deadline: float | None = None
