@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_autotune.plugin.git_ref import REF_DIR_PREFIX
-from pytest_autotune.plugin.report_md import markdown_report
-from pytest_autotune.plugin.results import AutotuneResult
+from pytest_autotune.plugin.compare.git_ref import REF_DIR_PREFIX
+from pytest_autotune.plugin.report.markdown import markdown_report
+from pytest_autotune.plugin.report.results import AutotuneResult
 from tests.plugin.compare_projects import (
     REF_PIECES,
     Project,
