@@ -37,6 +37,7 @@ AREAS: dict[str, str] = {
     "store": "benchmarks.drills.store",
     "run": "benchmarks.drills.runtime",
     "files": "benchmarks.drills.files",
+    "compare": "benchmarks.drills.compare",
 }
 
 

@@ -261,7 +261,8 @@ def _side_failure(outcome: _Outcome, exc: SideError, ref_side: str, started: flo
         return outcome.failed("refused", f"cannot compare: {exc}", "", started)
     if exc.side == ref_side:
         why = _REF_REASONS.get(exc.kind, _REF_REASONS["failed"])
-        return outcome.skipped(f"{why}: {_first_line(exc.message)}", started)
+        said = str(exc) if exc.kind == "missing" else exc.message  # new test: REF main: no such test there
+        return outcome.skipped(f"{why}: {_first_line(said)}", started)
     if exc.ended is not None:
         exc.ended.raise_again()
     reason = f"cannot run the working tree's test: {_first_line(exc.message)}"
