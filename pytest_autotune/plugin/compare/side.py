@@ -129,7 +129,7 @@ class CompareSide:
             return trial, ""
         return allowed, (
             f"{allowed:.3g}s (the time left of {self.cap}, or {HANG_FACTOR:g} times the slowest run "
-            "so far: a hang?)"
+            "so far: a hang? if a run takes that long, raise it)"
         )
 
     def _request(self, message: Any) -> Any:
