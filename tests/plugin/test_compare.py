@@ -212,9 +212,14 @@ def test_an_inconclusive_comparison_says_how_long_would_decide_it(repo: pytest.P
     git(repo.path, "commit", "-q", "-m", "noisy")
     result = repo.runpytest("--autotune-compare=HEAD", "--autotune-compare-max-time=3", "test_noisy.py")
     assert result.ret == 0  # inconclusive is a warning
-    result.stdout.fnmatch_lines(
-        ["*test_noisy*inconclusive after *s*blocks would decide it: --autotune-compare-max-time=*"]
-    )
+    # the advice reads the noise of the blocks measured, or, when the 3 s cap (counted from the
+    # workers' start) held fewer than the first look's 8 blocks on a loaded machine, their pace
+    output = result.stdout.str()
+    assert "inconclusive after " in output
+    assert (
+        "blocks would decide it: --autotune-compare-max-time=" in output
+        or "fewer than the 8 a verdict needs: --autotune-compare-max-time=" in output
+    ), output
 
 
 def test_outside_a_git_repository_is_a_usage_error(pytester: pytest.Pytester) -> None:
