@@ -121,17 +121,17 @@ def test_the_trial_worker_sets_up_while_the_tuner_is_built(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     events: list[str] = []
-    launch_worker, build_tuner = parent.launch_worker, Tuner.__init__
+    launch_recipe, build_tuner = parent.launch_recipe, Tuner.__init__
 
-    def launch(*args: Any, **kwargs: Any) -> Any:
-        events.append(f"launch {kwargs.get('role', 'trial')}")
-        return launch_worker(*args, **kwargs)
+    def launch(recipe: Any, *args: Any, **kwargs: Any) -> Any:
+        events.append(f"launch {recipe.role}")
+        return launch_recipe(recipe, *args, **kwargs)
 
     def build(self: Tuner, *args: Any, **kwargs: Any) -> None:
         events.append("tuner")
         build_tuner(self, *args, **kwargs)
 
-    monkeypatch.setattr(parent, "launch_worker", launch)
+    monkeypatch.setattr(parent, "launch_recipe", launch)
     monkeypatch.setattr(Tuner, "__init__", build)
     project.makepyfile(test_k=PIDS)
     project.runpytest("--autotune", "--autotune-isolate=process").assert_outcomes(passed=1)
