@@ -109,7 +109,11 @@ class TestCareless(StrategyConformance):
 def test_the_suite_fails_a_careless_strategy(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_careless=CARELESS)
     result = pytester.runpytest("-p", "no:randomly")
-    result.assert_outcomes(passed=6, failed=3)
+    outcomes = result.parseoutcomes()
+    # the check of configurations under way catches an unseeded sampler only when it happens to draw
+    # one of them (about every other run), so it may fail or pass; the three checks below always fail
+    assert outcomes.get("failed") in (3, 4)
+    assert outcomes.get("passed", 0) + outcomes["failed"] == 10
     result.stdout.fnmatch_lines_random(
         [
             "FAILED *::test_exhausts_a_tiny_space_without_repeats*",

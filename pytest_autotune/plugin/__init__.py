@@ -67,11 +67,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
     try:
         session = AutotuneSession(config, validate_policy)
-    except (PolicyError, StoreError, ValueError) as exc:
-        if isinstance(exc, StoreError):
-            from pytest_autotune.plugin.compare.worker import store_unreadable
-
-            store_unreadable(str(exc))  # a compare worker tells its parent why it cannot serve
+    except (PolicyError, StoreError, ValueError) as exc:  # a compare worker told its parent (session.py)
         raise pytest.UsageError(f"pytest-autotune: {exc}") from exc
     config.stash[SESSION] = session
     if session.trial_worker is not None and session.trial_worker.role == "compare":

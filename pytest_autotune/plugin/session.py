@@ -21,6 +21,7 @@ from pytest_autotune.plugin.devices import DeviceResolver
 from pytest_autotune.plugin.options import PolicyValidator, Settings, resolve
 from pytest_autotune.plugin.workers.protocol import ENV_VAR, WorkerSpec
 from pytest_autotune.plugin.xdist_hosts import slot_from_workerinput
+from pytest_autotune.store.document import StoreError
 from pytest_autotune.store.reading import Store
 from pytest_autotune.store.writing import check_writable
 
@@ -103,7 +104,14 @@ class AutotuneSession:
         self.trial_worker = _trial_worker_spec()
         # A worker reads the store its parent read already, or REF's temporary copy of it
         # (--autotune-compare): how to repair the file is the parent's message to give.
-        self.store = Store.load(self.settings.cache_path, advice=self.trial_worker is None)
+        try:
+            self.store = Store.load(self.settings.cache_path, advice=self.trial_worker is None)
+        except StoreError as exc:
+            if self.trial_worker is not None and self.trial_worker.role == "compare":
+                from pytest_autotune.plugin.compare.worker import store_unreadable
+
+                store_unreadable(self.trial_worker, str(exc))  # the parent says why REF was not compared
+            raise
         workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
         self.worker = slot_from_workerinput(workerinput)
         self.is_worker = workerinput is not None

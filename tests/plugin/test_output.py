@@ -111,11 +111,11 @@ def test_a_tolerance_set_by_the_user_is_not_called_busy() -> None:
     assert busy_message("t.py::test_x", "dev", Baseline(1e-3, noise=0.4, processes=5), rule) is None
 
 
-#: Each timer fixture of a process reads a counter file and slows by 50% per earlier process:
+#: Each timer fixture of a process takes a number from a counter file and slows by 50% per earlier one:
 #: fresh baseline processes measure 1x, 1.5x, 2x, ... (a busy machine, deterministically).
 BUSY_TIMER = """
+import fcntl
 import os
-from pathlib import Path
 
 import pytest
 
@@ -126,9 +126,12 @@ from pytest_autotune.testing import FakeTimer, bowl
 def _slowdown():
     if "BUSY_COUNTER" not in os.environ:
         return 1.0
-    counter = Path(os.environ["BUSY_COUNTER"])
-    n = int(counter.read_text()) if counter.exists() else 0
-    counter.write_text(str(n + 1))
+    # baseline processes set up side by side: take a number under a lock, as a ticket machine would
+    with open(os.environ["BUSY_COUNTER"], "a+") as counter:
+        fcntl.flock(counter, fcntl.LOCK_EX)
+        counter.seek(0)
+        n = len(counter.read())
+        counter.write("x")
     return 1.0 + 0.5 * n
 
 

@@ -62,11 +62,9 @@ def _send(spec: WorkerSpec, message: NotCollected) -> None:
         channel.close()
 
 
-def store_unreadable(reason: str) -> None:
-    """Tell the parent, when this process is a compare worker, that its tree's store cannot be read."""
-    spec = WorkerSpec.from_environ()
-    if spec is not None and spec.role == "compare":
-        _send(spec, NotCollected(reason, "store"))
+def store_unreadable(spec: WorkerSpec, reason: str) -> None:
+    """Tell the parent of compare worker ``spec`` that its tree's store cannot be read, and why."""
+    _send(spec, NotCollected(reason, "store"))
 
 
 class NotCollectedReporter:
