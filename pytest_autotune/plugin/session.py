@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_autotune.plugin.compare.git_ref import ResolvedRef, resolve_ref
 from pytest_autotune.plugin.devices import DeviceResolver
 from pytest_autotune.plugin.options import PolicyValidator, Settings, resolve
-from pytest_autotune.plugin.workers.protocol import ENV_VAR, WorkerSpec
+from pytest_autotune.plugin.workers.protocol import ENV_VAR, NotCollected, WorkerSpec
 from pytest_autotune.plugin.xdist_hosts import slot_from_workerinput
 from pytest_autotune.store.document import StoreError
 from pytest_autotune.store.reading import Store
@@ -108,9 +108,8 @@ class AutotuneSession:
             self.store = Store.load(self.settings.cache_path, advice=self.trial_worker is None)
         except StoreError as exc:
             if self.trial_worker is not None and self.trial_worker.role == "compare":
-                from pytest_autotune.plugin.compare.worker import store_unreadable
-
-                store_unreadable(self.trial_worker, str(exc))  # the parent says why REF was not compared
+                # the parent says why REF's side was not compared
+                self.trial_worker.tell_parent(NotCollected(str(exc), "store"))
             raise
         workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
         self.worker = slot_from_workerinput(workerinput)

@@ -15,7 +15,8 @@ removes.
 tunable test (a new test, a new parameter), when its file does not collect (a syntax error, a
 kernel source that is not there yet), and when the worker would not run its own tree's code
 (:mod:`pytest_autotune.plugin.compare.import_guard`: checked again after every run of the body, whose
-imports may come late); :func:`store_unreadable` when the tree's ``autotune.json`` cannot be read.
+imports may come late). That the tree's ``autotune.json`` cannot be read is told by the session
+(:mod:`pytest_autotune.plugin.session`), which reads it before this module is loaded.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from pytest_autotune.fixture import Autotune
     from pytest_autotune.plugin.modes.committed import Committed
 
-__all__ = ["NotCollectedReporter", "serve_compare", "store_unreadable", "unfaithful"]
+__all__ = ["NotCollectedReporter", "serve_compare", "unfaithful"]
 
 
 def unfaithful() -> NotCollected | None:
@@ -55,16 +56,7 @@ def unfaithful() -> NotCollected | None:
 
 
 def _send(spec: WorkerSpec, message: NotCollected) -> None:
-    channel = Connection(spec.channel_fd, readable=False)
-    try:
-        channel.send(message)
-    finally:
-        channel.close()
-
-
-def store_unreadable(spec: WorkerSpec, reason: str) -> None:
-    """Tell the parent of compare worker ``spec`` that its tree's store cannot be read, and why."""
-    _send(spec, NotCollected(reason, "store"))
+    spec.tell_parent(message)
 
 
 class NotCollectedReporter:

@@ -69,6 +69,17 @@ class WorkerSpec:
             }
         )
 
+    def tell_parent(self, message: object) -> None:
+        """Send one ``message`` to the parent over this worker's channel, before or instead of serving
+        (a compare worker that cannot serve its test says why: :class:`NotCollected`)."""
+        from multiprocessing.connection import Connection
+
+        channel = Connection(self.channel_fd, readable=False)
+        try:
+            channel.send(message)
+        finally:
+            channel.close()
+
     @classmethod
     def from_environ(cls) -> WorkerSpec | None:
         """The spec of this process, removed from the environment (the body's subprocesses are no workers)."""
