@@ -337,17 +337,12 @@ KERNEL_FILE_LIMIT = 16 * 1024 * 1024
 
 def _read_kernel_file(path: str) -> str:
     """The text of the kernel file at ``path``: a regular file of at most :data:`KERNEL_FILE_LIMIT` bytes."""
-    import stat
+    from pytest_autotune.input_file import read_bounded
 
-    info = os.stat(path)
-    if not stat.S_ISREG(info.st_mode):
-        raise OSError(f"{path} is not a regular file")
-    if info.st_size > KERNEL_FILE_LIMIT:
-        raise OSError(
-            f"{path} is {info.st_size} bytes, more than a kernel source ({KERNEL_FILE_LIMIT} bytes)"
-        )
-    with open(path, encoding="utf-8") as handle:
-        return handle.read(KERNEL_FILE_LIMIT + 1)
+    try:
+        return read_bounded(path, limit=KERNEL_FILE_LIMIT).decode("utf-8")
+    except ValueError as exc:  # not a regular file, too large, or not UTF-8 text
+        raise OSError(str(exc)) from exc
 
 
 def _shown_path(path: str) -> str:
