@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from pytest_autotune.backends.build_cache import BuildCacheInfo, CountingLRU
 from pytest_autotune.backends.cuda.errors import CudaBuildError, CudaResourceError, is_resource_log
 from pytest_autotune.backends.opencl.defines import define_macros, define_options, define_source
 
@@ -132,50 +131,7 @@ def parse_ptxas_log(log: str) -> dict[str, KernelResources]:
     return found
 
 
-@dataclass(frozen=True)
-class BuildCacheInfo:
-    """Counters of the compile cache."""
-
-    hits: int
-    misses: int
-    size: int
-    capacity: int
-
-
-class _Cache:
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self.hits = self.misses = 0
-        self._lock = threading.Lock()
-        self._entries: OrderedDict[tuple[Any, ...], CompiledCuda] = OrderedDict()
-
-    def get(self, key: tuple[Any, ...]) -> CompiledCuda | None:
-        with self._lock:
-            found = self._entries.get(key)
-            if found is None:
-                self.misses += 1
-                return None
-            self._entries.move_to_end(key)
-            self.hits += 1
-            return found
-
-    def put(self, key: tuple[Any, ...], value: CompiledCuda) -> None:
-        with self._lock:
-            self._entries[key] = value
-            while len(self._entries) > self.capacity:
-                self._entries.popitem(last=False)
-
-    def info(self) -> BuildCacheInfo:
-        with self._lock:
-            return BuildCacheInfo(self.hits, self.misses, len(self._entries), self.capacity)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-            self.hits = self.misses = 0
-
-
-_CACHE = _Cache(CACHE_CAPACITY)
+_CACHE: CountingLRU[CompiledCuda] = CountingLRU(CACHE_CAPACITY)
 
 
 def build_cache_info() -> BuildCacheInfo:

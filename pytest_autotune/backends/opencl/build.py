@@ -25,12 +25,12 @@ import warnings
 import weakref
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import pyopencl as cl
 
 from pytest_autotune.backends.base import DeviceLimits
+from pytest_autotune.backends.build_cache import BuildCacheInfo
 from pytest_autotune.backends.opencl.defines import (
     DEFINE_STYLES,
     DefineStyle,
@@ -65,16 +65,6 @@ __all__ = [
 CACHE_CAPACITY = 8
 
 _CacheKey = tuple[str, tuple[str, ...], tuple[str, ...]]
-
-
-@dataclass(frozen=True)
-class BuildCacheInfo:
-    """Counters of the program cache (over all contexts)."""
-
-    hits: int
-    misses: int
-    size: int
-    capacity: int
 
 
 class _ProgramCache:
