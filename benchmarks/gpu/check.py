@@ -75,7 +75,9 @@ def run_sections(
             except TimeoutError as exc:  # the section's own guard: it says what it could not do
                 section.status = "partial"
                 section.reason = section.reason or str(exc)
-            except Exception as exc:
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as exc:  # pytest's Skipped (importorskip) is a BaseException
                 section.status = "failed"
                 section.reason = f"{type(exc).__name__}: {str(exc)[:300]}"
             finally:
