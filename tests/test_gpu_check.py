@@ -35,7 +35,7 @@ def test_the_table_shows_every_section_and_row() -> None:
     assert "| triton.autotune over the tutorial's list | 1.234 | 8 | - | 40 | M128 N256 |" in text
     assert "| pytest-autotune bo over the larger space | 1.100 | 24 | 3 | 80 | M128 N128 |" in text
     assert "| gemm | 4.000 | 2.000 | 2.00x | 40 | 192 | 3 | 0 | 0 | 60 |" in text
-    assert "| cuda reduction | 1.500 | 0/20 | 9/10 | 10/10 | 6.200 |" in text
+    assert "| cuda reduction | 5 | 1.500 | 0/20 | 9/10 | 10/10 | 6.200 |" in text
     assert "| tests marked gpu | 7 | 0 | 0 | 12 |" in text
 
 
@@ -45,7 +45,7 @@ def test_an_empty_or_unmeasured_report_still_formats() -> None:
     report.gate.append(GateRow("cuda reduction", math.nan, (0, 0), (0, 0), (0, 0), math.nan))
     text = format_report(report)
     assert "| reduction | - | - | nanx | 0 |" in text
-    assert "| cuda reduction | - | - | - | - | - |" in text
+    assert "| cuda reduction | 5 | - | - | - | - | - |" in text
 
 
 def test_each_section_keeps_its_time_guard_and_a_failure_stops_only_itself() -> None:
@@ -127,3 +127,23 @@ def test_a_dry_run_of_the_cuda_section_builds_and_tunes_without_a_gpu(tmp_path: 
     cells = [cell.strip() for cell in gemm.strip("|").split("|")]
     assert int(cells[4]) == 6  # evaluations
     assert int(cells[5]) > 0  # blocks beyond 1024 threads pruned by the H100's limits
+
+
+def test_time_a_section_leaves_goes_to_the_next_and_a_skip_is_a_failure() -> None:
+    given: dict[str, float] = {}
+
+    def quick(report: Report, seconds: float) -> None:
+        given["device tests"] = seconds
+
+    def skipped(report: Report, seconds: float) -> None:
+        given["triton"] = seconds
+        pytest.importorskip("no_such_module_anywhere")
+
+    report = run_sections(
+        Report(), {"device tests": quick, "triton": skipped}, budget=100.0, write=lambda r: None
+    )
+    # shares 0.19 and 0.32: the first gets 19% of the budget, the second all that is left of it
+    assert given["device tests"] == pytest.approx(100 * 0.19 / 0.51, abs=0.5)
+    assert given["triton"] == pytest.approx(100.0, abs=0.5)
+    triton = next(s for s in report.sections if s.name == "triton")
+    assert triton.status == "failed" and triton.reason.startswith("Skipped: could not import")

@@ -6,7 +6,8 @@ Triton examples, measure the regression gate, and write one Markdown table (issu
     scripts/gpu-check --dry-run            # anywhere: the same code on the CPU (numbers mean nothing)
     scripts/gpu-check --only triton cuda   # some sections
 
-Every section has a time guard (its share of ``--budget``, 470 s by default, enforced by an alarm
+Every section has a time guard (its share of what is left of ``--budget``, 470 s by default, so a
+section that finishes early leaves its time to the next; enforced by an alarm
 as well as by the section's own abort conditions): a section that runs out keeps what it measured
 and says so, and the table is rewritten after every section, so a cut-short run still leaves a
 table. The work is sized for one H100: 24 ``bo`` evaluations of the 4096^3 fp16 matmul, 40 of
@@ -16,6 +17,7 @@ each CUDA example, up to 40 compares of the gate.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import signal
@@ -55,14 +57,19 @@ def run_sections(
     *,
     grace: float = 20.0,
 ) -> Report:
-    """Run each section within its share of ``budget`` (hard limit: share + ``grace`` seconds),
-    recording its status, and ``write`` the report after each one."""
+    """Run each section within its share of what is left of ``budget`` (so time one section did
+    not use goes to the next; hard limit: share + ``grace`` seconds), recording its status, and
+    ``write`` the report after each one."""
     use_alarm = hasattr(signal, "setitimer")
     previous = signal.signal(signal.SIGALRM, _on_alarm) if use_alarm else None
     try:
-        for name, run in sections.items():
+        began = time.monotonic()
+        shares = {name: SHARES.get(name, 1.0 / max(len(sections), 1)) for name in sections}
+        for position, (name, run) in enumerate(sections.items()):
             section = report.section(name)
-            seconds = budget * SHARES.get(name, 1.0 / max(len(sections), 1))
+            # this section's share of what is left: time a section did not use goes to the next ones
+            left_shares = sum(list(shares.values())[position:])
+            seconds = max(budget - (time.monotonic() - began), 0.0) * shares[name] / left_shares
             started = time.monotonic()
             if use_alarm:
                 signal.setitimer(signal.ITIMER_REAL, seconds + grace)
@@ -143,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
 
     def write(current: Report) -> None:
         out.write_text(format_report(current), encoding="utf-8")
+        if current.details:  # every compare's verdict and interval, every trial: beside the table
+            out.with_suffix(".json").write_text(json.dumps(current.details, indent=1), encoding="utf-8")
 
     started = time.monotonic()
     run_sections(report, chosen, args.budget, write)

@@ -195,6 +195,19 @@ def triton_section(report: Report, seconds: float, *, dry_run: bool = False, eva
         space = build_space(spec.params, spec.constraints)
         result = Tuner(space, "bo", abort=Evaluations(budget) | Duration(left - 5), seed=0).run(run)
         values = [record.outcome.value for record in result.history]
+        report.details.setdefault("triton", []).append(
+            {
+                "method": name,
+                "trials": [
+                    {
+                        "config": dict(r.config),
+                        "ms": None if r.outcome.value is None else r.outcome.value * 1e3,
+                        "label": r.outcome.label,
+                    }
+                    for r in result.history
+                ],
+            }
+        )
         best = result.best_value if result.best_value is not None else math.nan
         report.triton.append(
             TritonRow(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 __all__ = [
     "CudaRow",
@@ -96,6 +96,7 @@ class GateRow:
     caught_5: tuple[int, int]
     caught_10: tuple[int, int]
     median_check_s: float
+    tolerance_pct: float = 5.0
 
 
 @dataclass
@@ -110,6 +111,8 @@ class Report:
     triton: list[TritonRow] = field(default_factory=list)
     cuda: list[CudaRow] = field(default_factory=list)
     gate: list[GateRow] = field(default_factory=list)
+    #: raw data written beside the table as JSON (each compare's verdict and interval, ...)
+    details: dict[str, Any] = field(default_factory=dict)
 
     def section(self, name: str) -> Section:
         """The section called ``name`` (added, not run, when new)."""
@@ -197,10 +200,19 @@ def format_report(report: Report) -> str:
     )
     lines += ["", "## The regression gate on the GPU (--autotune-compare=HEAD)", ""]
     lines += _table(
-        ["kernel", "block spread (%)", "false reds", "+5% caught", "+10% caught", "median s per check"],
+        [
+            "kernel",
+            "tolerance (%)",
+            "block spread (%)",
+            "false reds",
+            "+5% caught",
+            "+10% caught",
+            "median s per check",
+        ],
         [
             [
                 r.kernel,
+                f"{r.tolerance_pct:g}",
                 _ms(r.spread_pct),
                 _count(r.false_reds),
                 _count(r.caught_5),

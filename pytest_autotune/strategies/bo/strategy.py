@@ -2,7 +2,9 @@
 
 Each suggestion:
 
-1. while the initial design lasts, the next Latin-hypercube configuration;
+1. while the initial design lasts, its next configuration: the transfer sources' best (if any),
+   the declared default (option ``start_at_default``, when the test declares one), then a Latin
+   hypercube;
 2. otherwise fit the GP to the feasible trials (warm-started) and the
    feasibility forests to all trials, draw a minimum feasibility, and
    maximise ``log EI + log P(feasible)`` over a pool of uniform samples and
@@ -36,6 +38,7 @@ from numpy.typing import NDArray
 
 from pytest_autotune.outcome import Label, Outcome
 from pytest_autotune.space.base import Points, Space
+from pytest_autotune.space.params.base import NO_DEFAULT
 from pytest_autotune.strategies.base import SpaceExhausted, Strategy
 from pytest_autotune.strategies.bo.design import default_design_size, latin_hypercube_design
 from pytest_autotune.strategies.bo.encoding import Encoding
@@ -184,7 +187,7 @@ class BayesianOptimization(Strategy):
 
     def _next_design_point(self) -> Points | None:
         if self._design is None:
-            picks = self._transfer_design()
+            picks = [*self._transfer_design(), *self._declared_default()]
             exclude = {*self._taken(), *(p.keys()[0] for p in picks)}
             design = latin_hypercube_design(self.space, self.design_size, self.rng, exclude=exclude)
             self._design = Points.concat([*picks, design])
@@ -194,6 +197,19 @@ class BayesianOptimization(Strategy):
             if candidate.keys()[0] not in self._taken():
                 return candidate
         return None
+
+    def _declared_default(self) -> list[Points]:
+        """The declared default configuration, when the space declares one and it is valid
+        (option ``start_at_default``); none for a space without declared defaults."""
+        if not self.options.start_at_default or self.space.is_continuous:
+            return []
+        if all(param.default is NO_DEFAULT for param in self.space.params.values()):
+            return []
+        try:
+            default = self.space.to_points([self.space.default_config()])
+        except ValueError:  # SpaceError: the declared defaults are not jointly valid
+            return []
+        return [default] if len(default) == 1 else []
 
     def _transfer_design(self) -> list[Points]:
         """The sources' best configurations that open the design (none without sources)."""
