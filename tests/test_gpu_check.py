@@ -146,4 +146,5 @@ def test_time_a_section_leaves_goes_to_the_next_and_a_skip_is_a_failure() -> Non
     assert given["device tests"] == pytest.approx(100 * 0.19 / 0.51, abs=0.5)
     assert given["triton"] == pytest.approx(100.0, abs=0.5)
     triton = next(s for s in report.sections if s.name == "triton")
-    assert triton.status == "failed" and triton.reason.startswith("Skipped: could not import")
+    assert triton.status == "failed"
+    assert triton.reason.startswith("Skipped: could not import")
