@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from pytest_autotune.backends.base import Backend, BackendError
 from pytest_autotune.outcome import Rejected
-from pytest_autotune.timing.measure import MEASURE_REPEAT, TRIAL_REPEAT, Stats, Timer, bad_value
+from pytest_autotune.timing.measure import MEASURE_REPEAT, TRIAL_REPEAT, Stats, Timer, bad_value, warm_up
 from pytest_autotune.timing.metrics import MetricError, RunMetrics
 
 if TYPE_CHECKING:
@@ -142,6 +142,7 @@ class Autotune:
             call()
             if self._sync is not None:
                 self._sync()
+        warm_up(self._timer, call)  # a GPU timer's time-based warm-up (clocks rise)
         seconds: list[float] = []
         result: Any = None
         for _ in range(repeat):

@@ -35,6 +35,7 @@ __all__ = [
     "least_disturbed",
     "pause_before_remeasuring",
     "round_significant",
+    "warm_up",
 ]
 
 #: Timed calls per ``autotune.measure`` during a tuning trial, unless the test says otherwise.
@@ -49,7 +50,10 @@ class Timer(Protocol):
     ``autotune`` is the test's ``autotune`` fixture: a simulator can read ``autotune.config``,
     ``autotune.device`` and ``autotune.nodeid`` to produce a time without running anything real.
     A timer of real time may also define ``confirmation_pause(attempt) -> float``: the seconds to
-    wait before re-measurement ``attempt`` of a suspected regression (see :class:`DefaultTimer`).
+    wait before re-measurement ``attempt`` of a suspected regression (see :class:`DefaultTimer`),
+    and ``warm_up(fn) -> None``: untimed calls before the timed ones until the device is warm
+    (:func:`warm_up`; a GPU timer runs for a time there, as ``do_bench`` does, since the clocks of
+    an idle GPU take milliseconds to rise).
     """
 
     def __call__(self, fn: Callable[[], Any], autotune: Any) -> tuple[Any, float]: ...
@@ -80,6 +84,13 @@ def pause_before_remeasuring(timer: Timer, attempt: int) -> float:
     """
     pause = getattr(timer, "confirmation_pause", None)
     return float(pause(attempt)) if callable(pause) else 0.0
+
+
+def warm_up(timer: Timer, fn: Callable[[], Any]) -> None:
+    """The timer's own warm-up of ``fn`` (its ``warm_up`` method), if it has one; else nothing."""
+    hook = getattr(timer, "warm_up", None)
+    if callable(hook):
+        hook(fn)
 
 
 def device_seconds(result: Any) -> float | None:

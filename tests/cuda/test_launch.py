@@ -167,3 +167,60 @@ def test_device_limits_carry_the_opt_in_shared_memory() -> None:
     )
     assert H100_LIKE.key == "Fake H100 / sm_90"
     assert H100_LIKE.arch == "sm_90"
+
+
+class _Busy:
+    """Events whose calls each keep the device busy ``seconds``; counts the calls."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.calls = 0
+
+    def flush_l2(self) -> None:
+        pass
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> float:
+        return self.seconds
+
+
+def test_the_event_timer_warms_the_device_up_for_a_time_not_a_count() -> None:
+    from pytest_autotune.backends.event_timer import WARM_UP_CALLS
+
+    def run(seconds: float, **options: float) -> int:
+        events = _Busy(seconds)
+
+        def call() -> None:
+            events.calls += 1
+
+        EventTimer(events, **options).warm_up(call)
+        return events.calls
+
+    assert run(0.001) == 25  # 25 ms of 1 ms calls, as do_bench
+    assert run(0.010) == 3
+    assert run(0.1) == 1  # one long call is warm-up enough
+    assert run(1e-7) == WARM_UP_CALLS  # very short calls: bounded by the count
+    assert run(0.001, warm_up_seconds=0.0) == 0
+
+
+def test_measure_runs_the_timers_warm_up_between_the_counted_warm_up_and_the_timed_calls() -> None:
+    from pytest_autotune.fixture import Autotune
+
+    log: list[str] = []
+
+    class Timer:
+        def warm_up(self, fn: Any) -> None:
+            log.append("warm-up")
+            fn()
+
+        def __call__(self, fn: Any, autotune: Any) -> tuple[Any, float]:
+            log.append("timed")
+            return fn(), 0.5
+
+    from pytest_autotune.policy import Policy
+
+    autotune = Autotune(nodeid="t", space=None, policy=Policy(), device="d", timer=Timer(), tuning=False)
+    autotune.measure(lambda: log.append("call"), warmup=1, repeat=2)
+    assert log == ["call", "warm-up", "call", "timed", "call", "timed", "call"]
