@@ -237,7 +237,8 @@ class PairedVerdict:
     when it comes from :func:`measure_until_decided`). ``faster`` is set only on a pass whose
     upper bound is below ``1 - tolerance``. ``scale`` is None when the ratios were judged, else the
     magnitude the differences were divided by (module docstring): the "ratio" is then
-    ``1 + difference / scale``.
+    ``1 + difference / scale``. ``pairs`` and ``spread`` are set when several pairs of workers
+    measured the blocks (:func:`pytest_autotune.timing.pairs.judge_pairs`).
     """
 
     state: State
@@ -249,6 +250,11 @@ class PairedVerdict:
     confidence: float
     faster: bool = False
     scale: float | None = None
+    #: How many pairs of worker processes measured the blocks (:mod:`pytest_autotune.timing.pairs`).
+    pairs: int = 1
+    #: The standard deviation of the pairs' own estimates (log-ratio or relative difference; None:
+    #: not judged by pairs, nan: one pair).
+    spread: float | None = None
 
     @classmethod
     def unmeasured(cls, tolerance: float, confidence: float) -> PairedVerdict:
@@ -265,9 +271,14 @@ class PairedVerdict:
         """E.g. ``+12.3% [+8.1%, +16.9%] over 24 blocks (tolerance 10%): regression``."""
         state = "pass (faster)" if self.faster else self.state
         relative = "" if self.scale is None else f" (difference relative to {self.scale:.4g})"
+        workers = (
+            ""
+            if self.spread is None
+            else f" from {self.pairs} pair{'s' if self.pairs != 1 else ''} of workers"
+        )
         return (
             f"{_percent(self.ratio)} [{_percent(self.low)}, {_percent(self.high)}]{relative} over "
-            f"{self.blocks} blocks (tolerance {self.tolerance * 100:g}%): {state}"
+            f"{self.blocks} blocks{workers} (tolerance {self.tolerance * 100:g}%): {state}"
         )
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,17 +18,19 @@ import numpy as np
 import pytest
 
 from pytest_autotune.plugin.compare.git_ref import REF_DIR_PREFIX
-from pytest_autotune.plugin.compare.mode import _pooled
 from pytest_autotune.plugin.compare.pair import (
+    BLOCKS_PER_PAIR,
     CALIBRATION_REPEAT,
-    MAX_BLOCKS,
+    MAX_PAIRS,
     MAX_REPEAT,
-    MIN_BLOCKS,
+    MIN_PAIRS,
     PairRun,
     Procedure,
     SideTimes,
-    max_blocks_for,
+    judge_runs,
+    max_pairs_for,
     measure_sides,
+    run_pairs,
 )
 from pytest_autotune.plugin.compare.report import JSON_KEYS
 from tests.plugin.git_commands import git
@@ -116,9 +117,9 @@ def test_unchanged_passes_slower_fails_new_is_skipped(
         [
             "*autotune: working tree (B) vs HEAD (*) (A): ratio of times B/A, 95% interval*",
             "note: autotune.json has uncommitted changes: the working tree's side uses them as they are",
-            "*test_k.py::test_same  *% [[]*%, *%[]]  * blocks  *s  tolerance 30%  pass  "
+            "*test_k.py::test_same  *% [[]*%, *%[]]  * blocks  * pairs  *s  tolerance 30%  pass  "
             "[[]both sides committed {'A': *}[]]",
-            "*test_k.py::test_slow  +*% [[]+*%, +*%[]]  * blocks  *s  tolerance 30%  regression  "
+            "*test_k.py::test_slow  +*% [[]+*%, +*%[]]  * blocks  * pairs  *s  tolerance 30%  regression  "
             "[[]REF default (no tuned configuration for this device) {'A': 1}, "
             "working tree committed {'A': *}[]]",
             "*test_k.py::test_added  skipped: new test: REF HEAD: no such test there",
@@ -143,9 +144,10 @@ def test_unchanged_passes_slower_fails_new_is_skipped(
     assert 1.5 < verdicts["test_slow"]["ratio"] < 3.0
     assert verdicts["test_slow"]["low"] > 1.3
     detail = benchmarks["test_slow"]["extra_info"]["autotune_compare_detail"]
-    assert [pair["verdict"] for pair in detail["pairs"]] == ["regression", "regression"]  # confirmed
+    assert len(detail["pairs"]) >= MIN_PAIRS  # every pair of workers saw it
+    assert all(pair["ratio"] > 1.3 for pair in detail["pairs"])
     assert verdicts["test_slow"]["blocks"] == sum(pair["blocks"] for pair in detail["pairs"])
-    assert len(benchmarks["test_same"]["extra_info"]["autotune_compare_detail"]["pairs"]) == 1
+    assert len(benchmarks["test_same"]["extra_info"]["autotune_compare_detail"]["pairs"]) >= MIN_PAIRS
     assert detail["commit"] == git(repo.path, "rev-parse", "HEAD")
     assert detail["sides"]["ref"]["state"] == "missing"
     assert detail["sides"]["working"]["state"] == "committed"
@@ -217,8 +219,8 @@ def test_an_inconclusive_comparison_says_how_long_would_decide_it(repo: pytest.P
     output = result.stdout.str()
     assert "inconclusive after " in output
     assert (
-        "blocks would decide it: --autotune-compare-max-time=" in output
-        or "fewer than the 8 a verdict needs: --autotune-compare-max-time=" in output
+        "would decide it: --autotune-compare-max-time=" in output
+        or f"fewer than the {MIN_PAIRS} a verdict needs: --autotune-compare-max-time=" in output
     ), output
 
 
@@ -256,62 +258,82 @@ def test_sides_are_measured_in_abba_blocks_after_a_calibrating_warm_up() -> None
 
         return measure
 
-    verdict, times, procedure = measure_sides(
-        side("A", 0.025), side("B", 0.05), tolerance=0.05, seconds=60, clock=clock
-    )
-    assert procedure == Procedure(5)  # from the slower side's 50 ms in the warm-up block
+    measured = measure_sides(side("A", 0.025), side("B", 0.05), seconds=60, clock=clock)
+    assert measured.procedure == Procedure(5)  # from the slower side's 50 ms in the warm-up block
     assert calls[:2] == [("A", CALIBRATION_REPEAT), ("B", CALIBRATION_REPEAT)]  # warm-up, dropped
     order = "".join(name for name, _ in calls[2:])
-    assert order == "BAAB" * 4  # the judged blocks continue ABBA after the warm-up block
+    assert order == "BAAB" * (BLOCKS_PER_PAIR // 2)  # the judged blocks continue ABBA after the warm-up
     assert {repeat for _, repeat in calls[2:]} == {5}
-    assert (verdict.state, verdict.blocks, verdict.ratio) == ("regression", MIN_BLOCKS, pytest.approx(2.0))
-    assert times.a == [0.025] * MIN_BLOCKS
-    assert times.b == [0.05] * MIN_BLOCKS
+    assert measured.times.a == [0.025] * BLOCKS_PER_PAIR
+    assert measured.times.b == [0.05] * BLOCKS_PER_PAIR
+    # a later pair takes the first pair's procedure as it is: its warm-up block only warms
+    calls.clear()
+    later = measure_sides(side("A", 0.5), side("B", 0.5), seconds=60, procedure=Procedure(5), clock=clock)
+    assert later.procedure == Procedure(5)
+    assert {repeat for _, repeat in calls[2:]} == {5}
+
+
+def fake_pairs(
+    a: float, b: float, *, pair_seconds: float = 1.0, noise: Any = None, cap: float = 60.0
+) -> tuple[Any, list[PairRun], list[Procedure | None]]:
+    """``run_pairs`` over pairs whose sides measure ``a`` and ``b`` (times ``noise()``), each pair
+    taking ``pair_seconds`` of a fake clock; also the procedure each pair was given."""
+    clock, given = Clock(), []
+
+    def one(procedure: Procedure | None, deadline: float | None) -> PairRun:
+        given.append(procedure)
+        clock.now += pair_seconds
+        deadline = clock.now + cap if deadline is None else deadline
+        factor = noise or (lambda: 1.0)
+        times = SideTimes([a * factor() for _ in range(4)], [b * factor() for _ in range(4)])
+        return PairRun((None, None), times, procedure or Procedure(3), 1.0, deadline)  # type: ignore[arg-type]
+
+    verdict, runs = run_pairs(one, tolerance=0.05, seconds=cap, clock=clock)
+    return verdict, runs, given
+
+
+def test_pairs_of_workers_follow_one_another_until_the_verdict_is_decided() -> None:
+    verdict, runs, given = fake_pairs(0.025, 0.05)
+    assert (verdict.state, verdict.pairs, len(runs)) == ("regression", MIN_PAIRS, MIN_PAIRS)
+    assert verdict.ratio == pytest.approx(2.0)
+    assert verdict.blocks == 4 * MIN_PAIRS
+    assert given == [None] + [Procedure(3)] * (MIN_PAIRS - 1)  # the first calibrates, the others reuse it
+    assert "from 4 pairs of workers" in verdict.describe()
     # a maximised objective (throughput) is judged the other way round: B's higher value is better
-    better, _, _ = measure_sides(
-        side("A", 1.0),
-        side("B", 2.0),
-        tolerance=0.05,
-        seconds=60,
-        maximize=True,
-        calibrate=False,
-        clock=clock,
-    )
-    assert (better.state, better.ratio) == ("pass", pytest.approx(0.5))
+    faster = judge_runs(runs, tolerance=0.05, confidence=0.95, maximize=True)
+    assert (faster.state, faster.ratio) == ("pass", pytest.approx(0.5))
 
 
 def test_a_noisy_comparison_stops_at_the_time_cap_as_inconclusive() -> None:
-    clock = Clock()
-    noise = iter([1.0, 1.3, 0.8, 1.25, 0.9, 1.2] * 40)
-
-    def measure(repeat: int, warmup: int) -> list[float]:
-        clock.now += 1.0
-        return [next(noise)]
-
-    verdict, times, _ = measure_sides(measure, measure, tolerance=0.05, seconds=20, clock=clock)
+    noise = iter([1.0, 1.3, 0.8, 1.25, 0.9, 1.2] * 100)
+    verdict, runs, _ = fake_pairs(1.0, 1.0, pair_seconds=2.0, noise=lambda: next(noise), cap=20)
     assert verdict.state == "inconclusive"
-    assert verdict.blocks == len(times.a) == 9  # past 18 s after the warm-up block: one last look
+    # the cap starts when the first pair is ready (2 s), and no pair starts with less time left
+    # than a pair takes: the first, then ten more in the 20 s
+    assert verdict.pairs == len(runs) == 11
 
 
-def test_a_longer_time_cap_buys_more_blocks_and_a_narrower_interval() -> None:
-    def noisy(seconds: float) -> Any:
-        clock = Clock()
-        rng = np.random.default_rng(5)
+def test_a_time_cap_too_short_for_the_first_look_is_inconclusive_whatever_the_pairs_say() -> None:
+    verdict, runs, _ = fake_pairs(0.025, 0.05, pair_seconds=5.0, cap=6.0)
+    assert len(runs) == 2
+    assert verdict.state == "inconclusive"  # two pairs that agree on 2x: too few to say how pairs differ
+    assert verdict.ratio == pytest.approx(2.0)
 
-        def measure(repeat: int, warmup: int) -> list[float]:
-            clock.now += 0.5
-            return [float(np.exp(rng.normal(0.0, 0.15)))]
 
-        verdict, _, _ = measure_sides(measure, measure, tolerance=0.05, seconds=seconds, clock=clock)
-        return verdict
+def test_a_longer_time_cap_buys_more_pairs_and_a_narrower_interval() -> None:
+    rng = np.random.default_rng(5)
 
-    short, long = noisy(20), noisy(200)
+    def noise() -> float:
+        return float(np.exp(rng.normal(0.0, 0.3)))
+
+    short, _, _ = fake_pairs(1.0, 1.0, noise=noise, cap=10)
+    long, _, _ = fake_pairs(1.0, 1.0, noise=noise, cap=100)
     assert short.state == "inconclusive"
-    assert long.blocks > 64  # more than the old fixed cap of 32 blocks: the time decides
+    assert long.pairs > 2 * short.pairs
     assert long.high / long.low < short.high / short.low
-    assert max_blocks_for(20, 1.0) == 30  # the margin: 1.5 times what fits
-    assert max_blocks_for(1, 1.0) == MIN_BLOCKS
-    assert max_blocks_for(1e6, 0.01) == MAX_BLOCKS
+    assert max_pairs_for(20, 1.0) == 30  # the margin: 1.5 times what fits
+    assert max_pairs_for(1, 1.0) == MIN_PAIRS
+    assert max_pairs_for(1e6, 0.01) == MAX_PAIRS
 
 
 @pytest.mark.parametrize(("layer", "expected"), [({}, 0), ({"warmup": 2}, 2)])
@@ -333,22 +355,3 @@ def test_a_run_may_drop_warm_up_calls_unless_the_test_set_them(layer: dict[str, 
     fixture.begin_run({"A": 2}, repeat_default=3, warmup_default=0)
     fixture.measure(lambda: calls.append(1))
     assert len(calls) == 3 + expected
-
-
-def _pair(state: str, a: list[float], b: list[float]) -> PairRun:
-    from pytest_autotune.timing.paired import judge
-
-    verdict = replace(judge(a, b, tolerance=0.05), state=state)
-    return PairRun((None, None), verdict, SideTimes(a, b), Procedure(1))  # type: ignore[arg-type]
-
-
-def test_a_regression_counts_only_when_a_fresh_pair_of_workers_finds_it_too() -> None:
-    slow = _pair("regression", [1.0] * 8, [1.3, 1.31, 1.29, 1.3, 1.32, 1.28, 1.3, 1.3])
-    also_slow = _pair("regression", [1.0] * 8, [1.25, 1.26, 1.24, 1.25, 1.27, 1.23, 1.25, 1.25])
-    same = _pair("pass", [1.0] * 8, [1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.0])
-    verdict, times = _pooled([slow, also_slow], 0.05, maximize=False)
-    assert (verdict.state, verdict.blocks, len(times.a)) == ("regression", 16, 16)
-    assert 1.25 <= verdict.ratio <= 1.3
-    verdict, _ = _pooled([slow, same], 0.05, maximize=False)
-    assert verdict.state == "inconclusive"
-    assert not verdict.faster

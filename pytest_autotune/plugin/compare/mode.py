@@ -11,22 +11,21 @@
    run its own tree's code (a compiled extension REF has no build of, a module that escaped), the
    comparison is refused and the test fails, naming the module: a gate that cannot see the change
    must not pass.
-2. **A pair of workers** (:func:`~pytest_autotune.plugin.compare.pair.run_pair`), one per tree.
-   Each collects the test from its own tree (test module, kernel sources, ``conftest.py``), with
-   the pytest-autotune installed here, and plans it as a plain run would: the configuration that
-   tree's ``autotune.json`` commits for this device, else the declared defaults (said in the
-   report). Each runs the body once, asserts included: a failure of the working tree (an
-   exception, a crash, a hang) fails the test and says why; a test REF lacks or cannot run is
-   skipped with its own reason (new test, not tunable there, its file does not collect there,
-   REF's ``autotune.json`` cannot be read, REF's run failed). Then ABBA blocks until the paired
-   ratio's interval decides or the time cap (``--autotune-compare-max-time``, counted from when both
-   workers are ready, and also the limit of a hung run) is spent.
-3. **Confirmation.** Two processes running the same code can differ by several percent for their
-   whole life (on a loaded 2-vCPU machine, up to 20% for the example kernels), which no number of
-   blocks averages out. So a regression found by the first pair is measured again by a fresh
-   pair, with a time cap of its own, and fails the test only when that pair finds it too; the
-   blocks of both pairs are then judged together for the reported ratio. Otherwise the verdict is
-   inconclusive, and the report gives both pairs' ratios.
+2. **Pairs of workers** (:func:`~pytest_autotune.plugin.compare.pair.run_pairs`), each one
+   worker per tree. Each collects the test from its own tree (test module, kernel sources,
+   ``conftest.py``), with the pytest-autotune installed here, and plans it as a plain run would:
+   the configuration that tree's ``autotune.json`` commits for this device, else the declared
+   defaults (said in the report). Each runs the body once, asserts included: a failure of the
+   working tree (an exception, a crash, a hang) fails the test and says why; a test REF lacks or
+   cannot run is skipped with its own reason (new test, not tunable there, its file does not
+   collect there, REF's ``autotune.json`` cannot be read, REF's run failed). Then a few ABBA blocks.
+3. **Pairs as the unit.** Two processes running the same code can differ by several percent for
+   their whole life (on a loaded 2-vCPU machine up to 20% for the example kernels, on an H200 5-10%
+   for a memory-bound reduction), which no number of blocks of one pair averages out. So pairs of
+   workers follow one another (at least three) until the interval, read from how the pairs' own
+   estimates spread (:func:`~pytest_autotune.timing.pairs.judge_pairs`), decides or the time cap
+   (``--autotune-compare-max-time``, counted from when the first pair's workers are ready, and
+   also the limit of a hung run) is spent. Pairs that disagree make the verdict inconclusive.
 4. **Verdict** (:func:`~pytest_autotune.timing.paired.judge`): the Hodges-Lehmann ratio B/A with its
    interval. ``regression`` (the interval lies above ``1 + compare_tolerance``) fails the test
    (a warning under ``--autotune-check=warn``, nothing under ``off``);
@@ -39,7 +38,7 @@ import math
 import os
 import time
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -48,14 +47,24 @@ import pytest
 from pytest_autotune.plugin.compare.git_ref import RefTree, export_tree, uncommitted
 from pytest_autotune.plugin.compare.import_guard import ENV_VAR as GUARD_VAR
 from pytest_autotune.plugin.compare.import_guard import GuardSpec
-from pytest_autotune.plugin.compare.pair import MIN_BLOCKS, PairRun, SideSpec, SideTimes, run_pair
+from pytest_autotune.plugin.compare.pair import (
+    MIN_PAIRS,
+    PairRun,
+    Procedure,
+    SideSpec,
+    SideTimes,
+    run_pair,
+    run_pairs,
+)
 from pytest_autotune.plugin.compare.project_packages import interpreter_folders, project_packages
+from pytest_autotune.plugin.compare.report import percent
 from pytest_autotune.plugin.compare.side import SideError
 from pytest_autotune.plugin.report.results import AutotuneResult
 from pytest_autotune.plugin.workers.launch import pinned_home
 from pytest_autotune.plugin.workers.protocol import ENV_VAR, SideSetup
 from pytest_autotune.timing.measure import Stats
-from pytest_autotune.timing.paired import PairedVerdict, all_positive, blocks_to_decide, judge
+from pytest_autotune.timing.paired import PairedVerdict, blocks_to_decide, hodges_lehmann
+from pytest_autotune.timing.pairs import pair_effects
 from pytest_autotune.warning_types import AutotuneInconclusiveWarning, AutotuneRegressionWarning
 
 if TYPE_CHECKING:
@@ -214,29 +223,17 @@ def _result(item: pytest.Item, plan: ItemPlan, ref: str) -> AutotuneResult:
     )
 
 
-def _pair_summary(pair: PairRun) -> dict[str, Any]:
-    verdict = pair.verdict
-    return {
-        "verdict": verdict.state,
-        "ratio": verdict.ratio,
-        "low": verdict.low,
-        "high": verdict.high,
-        "blocks": verdict.blocks,
-    }
-
-
-def _pooled(pairs: list[PairRun], tolerance: float, maximize: bool) -> tuple[PairedVerdict, SideTimes]:
-    """The blocks of every pair judged together: a regression when every pair found one and the
-    pooled interval shows it too, else inconclusive (only regressions are measured by a second pair)."""
-    times = SideTimes([t for p in pairs for t in p.times.a], [t for p in pairs for t in p.times.b])
-    a, b = (times.b, times.a) if maximize else (times.a, times.b)
-    confidence = min(p.verdict.confidence for p in pairs)
-    scale = next((p.verdict.scale for p in pairs if p.verdict.scale is not None), None)
-    if scale is None and not all_positive(a, b):
-        scale = max(abs(x) for x in a) or 1.0  # only a pair of positive values had no scale yet
-    verdict = judge(a, b, tolerance=tolerance, confidence=confidence, scale=scale)
-    agreed = verdict.state == "regression" and all(p.verdict.state == "regression" for p in pairs)
-    return replace(verdict, state="regression" if agreed else "inconclusive", faster=False), times
+def _pair_summaries(pairs: list[PairRun], verdict: PairedVerdict, maximize: bool) -> list[dict[str, Any]]:
+    """Each pair's own estimate (``ratio``, as the verdict reads it) and its blocks, for the report."""
+    summaries: list[dict[str, Any]] = []
+    for pair in pairs:
+        a, b = (pair.times.b, pair.times.a) if maximize else (pair.times.a, pair.times.b)
+        ratio = math.nan
+        if a:
+            effect = hodges_lehmann(pair_effects([(a, b)], verdict.scale)[0]).estimate
+            ratio = 1 + effect if verdict.scale is not None else math.exp(effect)
+        summaries.append({"ratio": ratio, "blocks": len(a)})
+    return summaries
 
 
 #: Why a test REF cannot run is not compared, by the kind of the REF side's error.
@@ -298,36 +295,43 @@ def compare_item(
         "the working tree", None, _side_environment(session, plan, settings.cache_path, working_guard)
     )
     cap = f"--autotune-compare-max-time={settings.compare_max_time:g}s"
-    pairs: list[PairRun] = []
-    while not pairs or (pairs[-1].verdict.state == "regression" and len(pairs) < 2):
-        try:
-            pairs.append(
-                run_pair(
-                    item,
-                    ref_side,
-                    working_side,
-                    timeout=policy.trial_timeout,
-                    tolerance=policy.compare_tolerance,
-                    seconds=settings.compare_max_time,
-                    maximize=policy.maximize,
-                    calibrate=policy.objective == "time",
-                    cap=cap,
-                )
-            )
-        except SideError as exc:
-            return _side_failure(outcome, exc, ref_side.name, started).as_tuple()
-        outcome.result.config = dict(pairs[-1].setups[1].config)
-    return _judged(outcome, context, pairs, time.monotonic() - started, settings, policy).as_tuple()
+
+    def one_pair(procedure: Procedure | None, deadline: float | None) -> PairRun:
+        pair = run_pair(
+            item,
+            ref_side,
+            working_side,
+            timeout=policy.trial_timeout,
+            seconds=settings.compare_max_time,
+            deadline=deadline,
+            procedure=procedure,
+            calibrate=policy.objective == "time",
+            cap=cap,
+        )
+        outcome.result.config = dict(pair.setups[1].config)
+        return pair
+
+    try:
+        verdict, pairs = run_pairs(
+            one_pair,
+            tolerance=policy.compare_tolerance,
+            seconds=settings.compare_max_time,
+            maximize=policy.maximize,
+        )
+    except SideError as exc:
+        return _side_failure(outcome, exc, ref_side.name, started).as_tuple()
+    return _judged(outcome, context, pairs, verdict, time.monotonic() - started, settings, policy).as_tuple()
 
 
-def _how_to_decide(verdict: PairedVerdict, seconds: float) -> str:
-    """What an inconclusive verdict would need, from the noise its blocks measured."""
-    if verdict.blocks < MIN_BLOCKS:
-        per_block = seconds / max(verdict.blocks, 1)
-        needed = max(2 * seconds, per_block * (MIN_BLOCKS + 2))
+def _how_to_decide(verdict: PairedVerdict, pairs: int, seconds: float) -> str:
+    """What an inconclusive verdict would need, from the spread its pairs and blocks measured."""
+    judged = verdict.pairs if verdict.blocks else 0
+    if judged < MIN_PAIRS:
+        per_pair = seconds / max(pairs, 1)
+        cap = max(10, math.ceil(max(2 * seconds, per_pair * (MIN_PAIRS + 1)) / 10) * 10)
         return (
-            f"the time cap allowed {verdict.blocks} judged blocks, fewer than the {MIN_BLOCKS} a verdict "
-            f"needs: --autotune-compare-max-time={max(10, math.ceil(needed / 10) * 10)}"
+            f"the time cap allowed {judged} judged pair{'s' if judged != 1 else ''} of workers, fewer "
+            f"than the {MIN_PAIRS} a verdict needs: --autotune-compare-max-time={cap}"
         )
     blocks = blocks_to_decide(verdict)
     if blocks is None:
@@ -337,10 +341,11 @@ def _how_to_decide(verdict: PairedVerdict, seconds: float) -> str:
                 "set the tolerance the change must meet (--autotune-compare-tolerance)"
             )
         return "measure longer with --autotune-compare-max-time"
-    needed = blocks * seconds / max(verdict.blocks, 1)
+    factor = blocks / max(verdict.blocks, 1)  # more pairs of the same blocks each: time grows alike
+    needed = factor * seconds
     return (
-        f"at this noise about {blocks} blocks would decide it: "
-        f"--autotune-compare-max-time={max(10, math.ceil(needed / 10) * 10)}"
+        f"at this spread about {math.ceil(factor * judged)} pairs of workers ({blocks} blocks) would decide "
+        f"it: --autotune-compare-max-time={max(10, math.ceil(needed / 10) * 10)}"
     )
 
 
@@ -348,14 +353,13 @@ def _judged(
     outcome: _Outcome,
     context: CompareContext,
     pairs: list[PairRun],
+    verdict: PairedVerdict,
     seconds: float,
     settings: Settings,
     policy: Policy,
 ) -> _Outcome:
-    result, first, maximize = outcome.result, pairs[0], policy.maximize
-    verdict, times = (
-        (first.verdict, first.times) if len(pairs) == 1 else _pooled(pairs, first.verdict.tolerance, maximize)
-    )
+    result, first = outcome.result, pairs[0]
+    times = SideTimes([t for p in pairs for t in p.times.a], [t for p in pairs for t in p.times.b])
     sides = {"ref": _side_info(first.setups[0]), "working": _side_info(first.setups[1])}
     state = verdict.state
     result.state = "faster" if verdict.faster else "passed" if state == "pass" else state
@@ -376,7 +380,8 @@ def _judged(
         commit=context.commit,
         repeat=first.procedure.repeat,
         warmup=first.procedure.warmup,
-        pairs=[_pair_summary(pair) for pair in pairs],
+        pairs=_pair_summaries(pairs, verdict, policy.maximize),
+        spread=verdict.spread,
         sides=sides,
         notes=list(context.notes),
         times={"ref": times.a, "working": times.b},
@@ -384,10 +389,9 @@ def _judged(
     )
     configs = f"{_describe_side('REF', sides['ref'])}; {_describe_side('working tree', sides['working'])}"
     where = f"{context.ref} ({context.commit[:12]})"
-    confirmed = " (found by two pairs of workers)" if len(pairs) > 1 else ""
     if state == "regression":
         result.message = (
-            f"slower than {where}: ratio {verdict.describe()}{confirmed}; {configs}.\n"
+            f"slower than {where}: ratio {verdict.describe()}; {configs}.\n"
             "  expected? accept it with a larger tolerance: @tunable(compare_tolerance=...) or "
             "--autotune-compare-tolerance"
         )
@@ -396,15 +400,10 @@ def _judged(
         elif policy.check == "warn":
             warnings.warn(AutotuneRegressionWarning(f"{result.nodeid}: {result.message}"), stacklevel=2)
     elif state == "inconclusive":
-        unconfirmed = (
-            f"; a fresh pair of workers did not confirm the first pair's regression "
-            f"({pairs[0].verdict.describe()}; then {pairs[-1].verdict.describe()})"
-            if len(pairs) > 1
-            else ""
-        )
+        each = ", ".join(percent(pair["ratio"]) for pair in result.compare["pairs"])
         result.message = (
-            f"comparison with {where} inconclusive after {seconds:.0f}s: ratio {verdict.describe()}"
-            f"{unconfirmed}; {configs}; {_how_to_decide(verdict, seconds)}"
+            f"comparison with {where} inconclusive after {seconds:.0f}s: ratio {verdict.describe()}; "
+            f"each pair of workers found {each}; {configs}; {_how_to_decide(verdict, len(pairs), seconds)}"
         )
         if settings.compare_strict:
             outcome.failure = f"{result.message} (--autotune-compare-strict)"

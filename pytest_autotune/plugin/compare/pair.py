@@ -1,21 +1,27 @@
-"""One pair of workers for ``--autotune-compare``, measured to a verdict.
+"""Pairs of workers for ``--autotune-compare``, measured to a verdict.
 
-:func:`run_pair` starts the two sides at once (:mod:`pytest_autotune.plugin.compare.side`: REF's
-tree and the working tree), runs each body once, asserts included, then measures them against each
-other (:func:`measure_sides`):
+:func:`run_pairs` measures the two sides with one pair of workers after another
+(:func:`run_pair`: REF's tree and the working tree, :mod:`pytest_autotune.plugin.compare.side`,
+started at once, each body run once, asserts included), and judges all their blocks with the pair
+as the unit (:func:`~pytest_autotune.timing.pairs.judge_pairs`):
 
+* Two processes running the same code can differ for their whole life (memory placement, a
+  device's performance state): on an H200 the blocks of one pair sat in plateaus 5-10% away from
+  another pair's, and one pair passed a +5% change. So no verdict comes from fewer than
+  :data:`MIN_PAIRS` pairs, and pairs that disagree widen the interval until the verdict is
+  inconclusive, instead of passing silently.
 * A measurement is one more run of the body in a side's worker, and counts as the median of the
   samples its ``autotune.measure`` took. Running the whole body each time gives each measurement
   fresh inputs and buffers: A-vs-A pairs that re-timed one run's buffers differed by 10-28% per
   process pair on a loaded machine.
-* Both sides measure alike: a warm-up block (dropped) calibrates the :class:`Procedure`, the timed
-  calls per ``autotune.measure`` (about :data:`MEASUREMENT_SECONDS` of them on the slower side) and
-  the untimed warm-up call before them (none for long calls); then blocks of one A and one B
-  measurement in ABBA order (:func:`~pytest_autotune.timing.paired.block_order`) follow until
-  :func:`~pytest_autotune.timing.paired.measure_until_decided` decides or the time is spent.
-  The sequential plan looks at :data:`MIN_BLOCKS` blocks, then at each doubling, up to as many
-  blocks as the time left holds at the first judged block's duration (:func:`max_blocks_for`):
-  a longer ``--autotune-compare-max-time`` buys more blocks and so a narrower interval.
+* Both sides measure alike: each pair's warm-up block (dropped) warms its workers; the first one
+  also calibrates the :class:`Procedure` that every pair then uses, the timed calls per
+  ``autotune.measure`` (about :data:`MEASUREMENT_SECONDS` of them on the slower side) and the
+  untimed warm-up call before them (none for long calls); then :data:`BLOCKS_PER_PAIR` blocks of
+  one A and one B measurement in ABBA order (:func:`~pytest_autotune.timing.paired.block_order`).
+* The sequential plan looks at :data:`MIN_PAIRS` pairs, then at each doubling, up to as many pairs
+  as the time cap holds at the first pair's duration (:func:`max_pairs_for`), splitting the error
+  across its looks; no pair starts once less time is left than a pair takes.
 
 For an objective that is maximised (``autotune.record``ed throughput, say) the judged ratio is A/B,
 so that above 1 still means worse. A side that cannot be run comes back as a
@@ -28,27 +34,32 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from pytest_autotune.plugin.compare.side import CompareSide, SideError
 from pytest_autotune.plugin.workers.protocol import SideSetup
-from pytest_autotune.timing.paired import PairedVerdict, SequentialPlan, block_order, measure_until_decided
+from pytest_autotune.timing.paired import PairedVerdict, SequentialPlan, block_order
+from pytest_autotune.timing.pairs import judge_pairs
 
 if TYPE_CHECKING:
     import pytest
 
 __all__ = [
+    "BLOCKS_PER_PAIR",
     "CONFIDENCE",
     "MEASUREMENT_SECONDS",
+    "MIN_PAIRS",
     "PairRun",
     "Procedure",
     "SideSpec",
     "SideTimes",
-    "max_blocks_for",
+    "judge_runs",
+    "max_pairs_for",
     "measure_sides",
     "run_pair",
+    "run_pairs",
 ]
 
 #: Confidence of the ratio's two-sided interval (split across the sequential looks).
@@ -59,16 +70,20 @@ MEASUREMENT_SECONDS: Final = 0.25
 LONG_CALL: Final = 0.1
 #: Most timed calls per ``autotune.measure`` (for very short calls).
 MAX_REPEAT: Final = 50
-#: Blocks measured and dropped before the judged ones (they also calibrate ``repeat``).
+#: Blocks measured and dropped by each pair before its judged ones (the first pair's calibrate ``repeat``).
 WARMUP_BLOCKS: Final = 1
 #: Timed calls per ``autotune.measure`` in the warm-up blocks.
 CALIBRATION_REPEAT: Final = 2
-#: The sequential plan's first look, and its block cap whatever the time (looks at 8, 16, 32, ...).
-MIN_BLOCKS: Final = 8
-MAX_BLOCKS: Final = 1024
-#: The plan's last look is at this many times the blocks that fit the time left, at the first
-#: judged block's duration (the time cap, with its own last look, usually ends measuring first).
-BLOCK_MARGIN: Final = 1.5
+#: Judged blocks per pair of workers (ABBA: an even number balances the order).
+BLOCKS_PER_PAIR: Final = 4
+#: The sequential plan's first look, in pairs of workers, and its cap whatever the time.
+MIN_PAIRS: Final = 4
+MAX_PAIRS: Final = 64
+#: A pair cut short by the time cap is judged only with at least this many blocks (one AB, one BA).
+MIN_PAIR_BLOCKS: Final = 2
+#: The plan's last look is at this many times the pairs that fit the time cap, at the first pair's
+#: duration (the time cap, with its own last look, usually ends measuring first).
+PAIR_MARGIN: Final = 1.5
 
 
 @dataclass(frozen=True)
@@ -100,71 +115,61 @@ class SideTimes:
     b: list[float]
 
 
+@dataclass(frozen=True)
+class Measured:
+    """What one pair's blocks gave: the judged times, the procedure they used, and the scale for
+    values that are not all positive (the magnitude of A's warm-up value)."""
+
+    times: SideTimes
+    procedure: Procedure
+    scale: float
+
+
 def measure_sides(
     measure_a: Callable[[int, int], Sequence[float]],
     measure_b: Callable[[int, int], Sequence[float]],
     *,
-    tolerance: float,
     seconds: float,
-    maximize: bool = False,
+    procedure: Procedure | None = None,
     calibrate: bool = True,
+    blocks: int | None = None,
     clock: Callable[[], float] = time.monotonic,
-) -> tuple[PairedVerdict, SideTimes, Procedure]:
-    """Warm-up blocks, then ABBA blocks until decided or ``seconds`` are spent (module docstring).
+) -> Measured:
+    """One pair's warm-up blocks, then ``blocks`` (:data:`BLOCKS_PER_PAIR`) ABBA blocks, within ``seconds``.
 
     ``measure_a(repeat, warmup)``/``measure_b(repeat, warmup)`` take one measurement of their side
-    and return its samples. The warm-up blocks use :data:`CALIBRATION_REPEAT` calls and, with
-    ``calibrate``, choose the :class:`Procedure` of the judged blocks from the slower side's median.
-    No block starts once ``seconds`` are spent: the verdict is then inconclusive (with no judged
-    block, :meth:`~pytest_autotune.timing.paired.PairedVerdict.unmeasured`). The warm-up block
-    also fixes the scale of values that are not all positive (a metric): the magnitude of A's.
+    and return its samples. The warm-up blocks use :data:`CALIBRATION_REPEAT` calls; without a
+    ``procedure`` (the first pair) they choose it, with ``calibrate``, from the slower side's
+    median. No block starts once ``seconds`` are spent: fewer blocks, or none, come back.
     """
     start = clock()
+    count = BLOCKS_PER_PAIR if blocks is None else blocks
     times = SideTimes([], [])
     measure = {"A": measure_a, "B": measure_b}
-    procedure = Procedure(CALIBRATION_REPEAT)
-    unmeasured = PairedVerdict.unmeasured(tolerance, CONFIDENCE)
+    chosen = procedure
+    current = Procedure(CALIBRATION_REPEAT)
 
     def block(index: int) -> tuple[float, float]:
         values: dict[str, float] = {}
         for side in block_order(index):
-            values[side] = statistics.median(measure[side](procedure.repeat, procedure.warmup))
+            values[side] = statistics.median(measure[side](current.repeat, current.warmup))
         return values["A"], values["B"]
 
     warm: list[tuple[float, float]] = []
     for index in range(WARMUP_BLOCKS):
         if clock() - start >= seconds:
-            return unmeasured, times, procedure
+            return Measured(times, chosen or current, 1.0)
         warm.append(block(index))
-    if calibrate:
-        procedure = Procedure.for_calls(max(max(pair) for pair in warm))
-    scale = _scale(warm)
-
-    def judged_block(index: int) -> tuple[float, float]:
+    if chosen is None:
+        chosen = Procedure.for_calls(max(max(pair) for pair in warm)) if calibrate else current
+    current = chosen
+    for index in range(count):
+        if clock() - start >= seconds:
+            break
         a, b = block(index + WARMUP_BLOCKS)
         times.a.append(a)
         times.b.append(b)
-        return (b, a) if maximize else (a, b)  # judged as cost: above 1 is worse
-
-    # The plan is fixed before any ratio is judged: its block cap comes from the time left and the
-    # duration of the first judged block (a time, which says nothing about the ratio), so that a
-    # longer --autotune-compare-max-time buys more blocks, and more blocks a narrower interval.
-    time_left = seconds - (clock() - start)  # for all judged blocks, the first included
-    if time_left <= 0:
-        return unmeasured, times, procedure
-    block_started = clock()
-    first = judged_block(0)
-    block_seconds = max(clock() - block_started, 1e-6)
-    after_first = max(time_left - block_seconds, 1e-3)
-    plan = SequentialPlan(MIN_BLOCKS, max_blocks_for(time_left, block_seconds), after_first)
-
-    def planned_block(index: int) -> tuple[float, float]:
-        return first if index == 0 else judged_block(index)
-
-    verdict = measure_until_decided(
-        planned_block, plan, tolerance=tolerance, confidence=CONFIDENCE, clock=clock, scale=scale
-    )
-    return verdict, times, procedure
+    return Measured(times, chosen, _scale(warm))
 
 
 def _scale(warm: Sequence[tuple[float, float]]) -> float:
@@ -176,19 +181,20 @@ def _scale(warm: Sequence[tuple[float, float]]) -> float:
     return 1.0
 
 
-def max_blocks_for(seconds: float, block_seconds: float) -> int:
-    """The plan's block cap for ``seconds`` of blocks of ``block_seconds`` each (with the margin)."""
-    fit = math.floor(BLOCK_MARGIN * seconds / block_seconds) if block_seconds > 0 else MAX_BLOCKS
-    return max(MIN_BLOCKS, min(MAX_BLOCKS, fit))
+def max_pairs_for(seconds: float, pair_seconds: float) -> int:
+    """The plan's pair cap for ``seconds`` of pairs of ``pair_seconds`` each (with the margin)."""
+    fit = math.floor(PAIR_MARGIN * seconds / pair_seconds) if pair_seconds > 0 else MAX_PAIRS
+    return max(MIN_PAIRS, min(MAX_PAIRS, fit))
 
 
 def _start(
-    ref: CompareSide, working: CompareSide, *, seconds: float, cap: str
-) -> tuple[SideSetup, SideSetup]:
+    ref: CompareSide, working: CompareSide, *, deadline: float | None, seconds: float, cap: str
+) -> tuple[SideSetup, SideSetup, float]:
     """Start both workers at once, then run each body once; the working tree's problem is raised first.
 
-    Everything waits in this thread (no pool to join), so an interrupt ends it at once. The time cap
-    (``seconds``) starts when both workers are ready: it covers the first runs and the blocks.
+    Everything waits in this thread (no pool to join), so an interrupt ends it at once. Without a
+    ``deadline`` (the first pair) the time cap (``seconds``) starts when both workers are ready: it
+    covers the first runs, the blocks and every later pair. Returns the setups and the deadline.
     """
     errors: dict[str, SideError] = {}
     for side in (ref, working):
@@ -198,7 +204,8 @@ def _start(
             side.start()
         except SideError as exc:
             errors[side.name] = exc
-    deadline = time.monotonic() + seconds
+    if deadline is None:
+        deadline = time.monotonic() + seconds
     setups: dict[str, SideSetup] = {}
     for side in (working, ref):
         side.deadline, side.cap = deadline, cap
@@ -210,17 +217,19 @@ def _start(
     for side in (working, ref):
         if side.name in errors:
             raise errors[side.name]
-    return setups[ref.name], setups[working.name]
+    return setups[ref.name], setups[working.name], deadline
 
 
 @dataclass(frozen=True)
 class PairRun:
-    """What one pair of workers found: each side's setup, the verdict, the judged times, the procedure."""
+    """What one pair of workers found: each side's setup, its judged times, the procedure, the
+    scale of values that are not all positive, and the time cap's deadline (``time.monotonic()``)."""
 
     setups: tuple[SideSetup, SideSetup]
-    verdict: PairedVerdict
     times: SideTimes
     procedure: Procedure
+    scale: float = 1.0
+    deadline: float = math.inf
 
 
 @dataclass(frozen=True)
@@ -238,14 +247,15 @@ def run_pair(
     working: SideSpec,
     *,
     timeout: float | None,
-    tolerance: float,
     seconds: float,
-    maximize: bool,
+    deadline: float | None,
+    procedure: Procedure | None,
     calibrate: bool,
     cap: str = "the time cap",
 ) -> PairRun:
-    """Start both sides, run each body once, and measure them against each other: all within
-    ``seconds`` of both workers being ready (``cap`` names that limit in messages).
+    """One pair of workers: start both sides, run each body once, and measure their blocks, all
+    before ``deadline`` (None, the first pair: ``seconds`` after both workers are ready; ``cap``
+    names that limit in messages). ``procedure`` None: the warm-up block calibrates it.
 
     Raises :class:`~pytest_autotune.plugin.compare.side.SideError` when a side cannot be run or
     measured (the working tree's first).
@@ -254,14 +264,66 @@ def run_pair(
         CompareSide(item, name=ref.name, root=ref.root, env=ref.env, timeout=timeout) as side_a,
         CompareSide(item, name=working.name, root=working.root, env=working.env, timeout=timeout) as side_b,
     ):
-        setup_a, setup_b = _start(side_a, side_b, seconds=seconds, cap=cap)
-        assert side_a.deadline is not None
-        verdict, times, procedure = measure_sides(
+        setup_a, setup_b, deadline = _start(side_a, side_b, deadline=deadline, seconds=seconds, cap=cap)
+        measured = measure_sides(
             side_a.measure,
             side_b.measure,
-            tolerance=tolerance,
-            seconds=side_a.deadline - time.monotonic(),
-            maximize=maximize,
+            seconds=deadline - time.monotonic(),
+            procedure=procedure,
             calibrate=calibrate,
         )
-    return PairRun((setup_a, setup_b), verdict, times, procedure)
+    return PairRun((setup_a, setup_b), measured.times, measured.procedure, measured.scale, deadline)
+
+
+def judge_runs(
+    runs: Sequence[PairRun], *, tolerance: float, confidence: float, maximize: bool = False
+) -> PairedVerdict:
+    """The verdict of all pairs' blocks, the pair as the unit (:func:`~.pairs.judge_pairs`).
+
+    A pair that the time cap cut to fewer than :data:`MIN_PAIR_BLOCKS` blocks is left out; with no
+    pair left the verdict is :meth:`~pytest_autotune.timing.paired.PairedVerdict.unmeasured`, and
+    with fewer than :data:`MIN_PAIRS` it is inconclusive whatever the interval: so few pairs say
+    too little about how pairs differ. A maximised objective is judged as A/B, so that above 1
+    still means worse.
+    """
+    kept = [run for run in runs if len(run.times.a) >= MIN_PAIR_BLOCKS]
+    if not kept:
+        return PairedVerdict.unmeasured(tolerance, confidence)
+    groups = [(run.times.b, run.times.a) if maximize else (run.times.a, run.times.b) for run in kept]
+    verdict = judge_pairs(groups, tolerance=tolerance, confidence=confidence, scale=kept[0].scale)
+    if len(kept) < MIN_PAIRS:
+        return replace(verdict, state="inconclusive", faster=False)
+    return verdict
+
+
+def run_pairs(
+    run_one: Callable[[Procedure | None, float | None], PairRun],
+    *,
+    tolerance: float,
+    seconds: float,
+    maximize: bool = False,
+    clock: Callable[[], float] = time.monotonic,
+) -> tuple[PairedVerdict, list[PairRun]]:
+    """Pairs of workers until the verdict is decided or the time cap is spent (module docstring).
+
+    ``run_one(procedure, deadline)`` runs one pair (:func:`run_pair`); the first gets neither and
+    fixes both. The plan's looks (:data:`MIN_PAIRS`, then doubling, up to :func:`max_pairs_for`
+    the time the first pair took) each judge at a confidence split across them, so over the whole
+    run a false regression (and a false pass) each stay below ``(1 - CONFIDENCE) / 2``. No pair
+    starts when less time is left than a pair has taken on average; the last verdict is returned.
+    """
+    started = clock()
+    runs = [run_one(None, None)]
+    deadline, procedure = runs[0].deadline, runs[0].procedure
+    first_seconds = max(clock() - started, 1e-6)
+    plan = SequentialPlan(MIN_PAIRS, max_pairs_for(deadline - started, first_seconds), max(seconds, 1e-3))
+    level = plan.look_confidence(CONFIDENCE)
+    looks = set(plan.looks())
+    while True:
+        per_pair = (clock() - started) / len(runs)
+        out_of_time = deadline - clock() < per_pair
+        if len(runs) in looks or out_of_time or len(runs) >= plan.max_blocks:
+            verdict = judge_runs(runs, tolerance=tolerance, confidence=level, maximize=maximize)
+            if verdict.state != "inconclusive" or out_of_time or len(runs) >= plan.max_blocks:
+                return verdict, runs
+        runs.append(run_one(procedure, deadline))

@@ -1,10 +1,11 @@
 """What the user reads about ``--autotune-compare``: the terminal section and the JSON fields.
 
 The terminal section lists, per compared test, the ratio of the working tree's time over REF's
-(B/A) with its interval, the blocks measured, the seconds the comparison took, the verdict and the
-configuration each side ran (committed, or the declared defaults and why). The JSON export
-(``--autotune-json``) carries the same numbers in ``extra_info["autotune_compare"]``
-(:func:`json_fields`), and the details in ``extra_info["autotune_compare_detail"]``.
+(B/A) with its interval, the blocks measured and the pairs of workers that measured them, the
+seconds the comparison took, the verdict and the configuration each side ran (committed, or the
+declared defaults and why). The JSON export (``--autotune-json``) carries the same numbers in
+``extra_info["autotune_compare"]`` (:func:`json_fields`), and the details in
+``extra_info["autotune_compare_detail"]``.
 """
 
 from __future__ import annotations
@@ -79,8 +80,9 @@ def _line(result: AutotuneResult) -> tuple[str, dict[str, bool]]:
         return f"  {result.nodeid}  {verdict}: {reason}", colour
     shown = "pass (faster)" if compare.get("faster") else verdict
     tolerance = compare.get("tolerance") or 0.0
+    pairs = len(compare.get("pairs") or ())
     text = (
-        f"  {result.nodeid}  {ratio_text(compare)}  {compare.get('blocks')} blocks  "
+        f"  {result.nodeid}  {ratio_text(compare)}  {compare.get('blocks')} blocks  {pairs} pairs  "
         f"{compare.get('seconds', 0):.1f}s  tolerance {tolerance:.0%}  {shown}  [{configurations(compare)}]"
     )
     colour = {"regression": {"red": True}, "inconclusive": {"yellow": True}}.get(verdict, {})
