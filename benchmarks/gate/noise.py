@@ -9,8 +9,8 @@ by one number per kernel and machine: the standard deviation ``sigma`` of one bl
 This benchmark measures it where it matters, on the unchanged gate project
 (:mod:`benchmarks.gate.project`: the example kernels on PoCL and the numpy kernel) compared with its
 own ``HEAD``, so that the true ratio is 1, with ``--load N`` busy processes beside it. Each kernel runs
-a fixed number of blocks (``--blocks``; the benchmark fixes the sequential plan's first look and cap
-at it, in a child process, so that no early verdict cuts the sample short).
+a fixed number of blocks (``--blocks``; the benchmark makes the compare, in a child process, run
+one pair of workers measuring that many blocks, so that no early verdict cuts the sample short).
 
 From ``sigma`` the table computes what the gate would need to catch a slowdown ``s`` at the
 default tolerance ``t`` (5%) with 80% power: the gate calls a regression when the lower end of its
@@ -71,13 +71,14 @@ def blocks_needed(
 
 
 def _child(blocks: int, export: str) -> int:
-    """In the project: run the compare with the plan fixed at ``blocks`` blocks (one look)."""
+    """In the project: run the compare with one pair of workers measuring ``blocks`` blocks."""
     import pytest
 
     import pytest_autotune.plugin.compare.pair as compare_pair
 
-    compare_pair.MIN_BLOCKS = blocks  # type: ignore[misc]
-    compare_pair.MAX_BLOCKS = blocks  # type: ignore[misc]
+    compare_pair.BLOCKS_PER_PAIR = blocks  # type: ignore[misc]
+    compare_pair.MIN_PAIRS = 1  # type: ignore[misc]
+    compare_pair.MAX_PAIRS = 1  # type: ignore[misc]
     return int(
         pytest.main(["-q", "-p", "no:cacheprovider", "--autotune-compare=HEAD", f"--autotune-json={export}"])
     )

@@ -10,7 +10,11 @@ The compares run with a tolerance of :data:`GATE_TOLERANCE` (2%), not the plugin
 the default accepts a slowdown of up to 5% by definition, so a +5% change could never be caught
 under it. On the H200 the first check measured a spread of 3.0% per block, so 2% is a tolerance
 that a GPU user can set (``compare_tolerance="2%"``) and the gate can still decide within its time.
-Each compare's verdict, ratio, interval and block count go to ``report.details["gate"]``.
+Each compare's verdict, ratio, interval and block count go to ``report.details["gate"]``, with each
+pair of workers' own ratio (``pairs``) and their spread: the compare measures with at least four
+pairs of workers in turn and widens its interval by how they disagree, so a +5% compare that is
+*inconclusive* where pairs disagree is the gate being honest, and one that *passes* is the failure
+to look for.
 """
 
 from __future__ import annotations
@@ -151,6 +155,11 @@ def _compare(project: Path, timeout: float) -> tuple[str, list[float], dict[str,
         times = extra.get("autotune_compare_detail", {}).get("times") or {}
         pairs = zip(times.get("ref", []), times.get("working", []), strict=False)
         ratios = [math.log(b / a) for a, b in pairs if a > 0 and b > 0]
-        kept = {k: v for k, v in summary.items() if isinstance(v, (int, float, str, bool)) or v is None}
+        kept: dict[str, Any] = {
+            k: v for k, v in summary.items() if isinstance(v, (int, float, str, bool)) or v is None
+        }
+        detail = extra.get("autotune_compare_detail", {})
+        kept["pairs"] = [pair.get("ratio") for pair in detail.get("pairs") or []]
+        kept["spread"] = detail.get("spread")
         return str(summary.get("verdict", "?")), ratios, kept
     return "skipped", [], {}
