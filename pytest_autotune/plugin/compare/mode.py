@@ -228,7 +228,7 @@ def _pair_summaries(pairs: list[PairRun], verdict: PairedVerdict, maximize: bool
     summaries: list[dict[str, Any]] = []
     for pair in pairs:
         a, b = (pair.times.b, pair.times.a) if maximize else (pair.times.a, pair.times.b)
-        ratio = math.nan
+        ratio: float | None = None  # None, not nan, in JSON: a pair the time cap left without blocks
         if a:
             effect = hodges_lehmann(pair_effects([(a, b)], verdict.scale)[0]).estimate
             ratio = 1 + effect if verdict.scale is not None else math.exp(effect)
@@ -381,7 +381,7 @@ def _judged(
         repeat=first.procedure.repeat,
         warmup=first.procedure.warmup,
         pairs=_pair_summaries(pairs, verdict, policy.maximize),
-        spread=verdict.spread,
+        spread=verdict.spread if verdict.spread is not None and math.isfinite(verdict.spread) else None,
         sides=sides,
         notes=list(context.notes),
         times={"ref": times.a, "working": times.b},
