@@ -26,9 +26,22 @@ def pairs_of(
     return out
 
 
-def test_student_t_quantiles() -> None:
-    assert t_quantile(0.975, 3) == pytest.approx(3.182, abs=1e-3)
-    assert t_quantile(0.975, 1000) == pytest.approx(1.962, abs=1e-3)
+@pytest.mark.parametrize(
+    ("p", "df", "expected"),
+    [
+        (0.975, 1, 12.706205),
+        (0.975, 2, 4.302653),
+        (0.975, 3, 3.182446),
+        (0.99375, 3, 5.391949),
+        (0.995, 7, 3.499483),
+        (0.95, 10, 1.812461),
+        (0.975, 63, 1.998341),
+        (0.025, 5, -2.570582),
+        (0.5, 4, 0.0),
+    ],
+)
+def test_student_t_quantiles_match_the_tables(p: float, df: int, expected: float) -> None:
+    assert t_quantile(p, df) == pytest.approx(expected, abs=2e-6)
 
 
 def test_pairs_that_agree_decide_like_the_blocks_do() -> None:
