@@ -75,6 +75,7 @@ class AcquisitionOptimizer:
         sweep: int = 32,
         perturbations: int = 128,
         step: float = 0.15,
+        recombine: int = 0,
     ) -> None:
         self.space = space
         self.rng = rng
@@ -87,6 +88,7 @@ class AcquisitionOptimizer:
         self.sweep = sweep
         self.perturbations = perturbations
         self.step = step
+        self.recombine = recombine
         self.expansions = 0  # neighbourhoods computed by the space (not served from the cache)
         self._neighbours: OrderedDict[Hashable, Points] = OrderedDict()
 
@@ -118,6 +120,8 @@ class AcquisitionOptimizer:
         parts.extend(self.neighbours(incumbents[i]) for i in range(len(incumbents)))
         if (self.local_pool or local) and len(incumbents) > 0:
             parts.append(self.space.from_unit(self.local_coordinates(self.space.to_unit(incumbents))))
+        if self.recombine > 0 and len(incumbents) > 1:
+            parts.append(self.space.from_unit(self.recombinations(self.space.to_unit(incumbents))))
         if extra is not None and len(extra) > 0:
             parts.append(extra)
         merged = Points.concat(parts)
@@ -130,14 +134,44 @@ class AcquisitionOptimizer:
                 keep.append(i)
         return merged[np.asarray(keep, dtype=np.int64)]
 
-    def local_coordinates(self, centres: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Unit coordinates near ``centres`` (one row per incumbent): sweeps and perturbations."""
+    def sweeps(self, centres: NDArray[np.float64]) -> NDArray[np.float64]:
+        """One-parameter sweeps of ``centres`` (unit coordinates): (centre, parameter, grid cell) -> row."""
         n, dims = centres.shape
         grid = (np.arange(self.sweep, dtype=np.float64) + 0.5) / self.sweep
-        # One-parameter sweeps: (incumbent, parameter, grid cell) -> row.
         sweeps = np.repeat(centres, dims * self.sweep, axis=0).reshape(n, dims, self.sweep, dims)
         for d in range(dims):
             sweeps[:, d, :, d] = grid
+        return sweeps.reshape(-1, dims)
+
+    def one_parameter_moves(self, point: Points, evaluated: Set[Hashable]) -> Points:
+        """Unevaluated distinct configurations one parameter away from ``point`` (one row):
+        its neighbours and its one-parameter sweeps over all values."""
+        swept = self.space.from_unit(np.clip(self.sweeps(self.space.to_unit(point)), 1e-9, 1.0))
+        merged = Points.concat([self.neighbours(point), swept])
+        keep: list[int] = []
+        seen: set[Hashable] = set()
+        for i, key in enumerate(merged.keys()):
+            if key not in evaluated and key not in seen:
+                seen.add(key)
+                keep.append(i)
+        return merged[np.asarray(keep, dtype=np.int64)]
+
+    def recombinations(self, centres: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``recombine`` unit coordinates mixing the ``centres`` (grey-wolf-like): each coordinate
+        copied from a randomly chosen centre, then, in half of the rows, one coordinate redrawn
+        uniformly."""
+        n, dims = centres.shape
+        rows = self.recombine
+        pick = self.rng.integers(0, n, size=(rows, dims))
+        coords = centres[pick, np.arange(dims)[None, :]]
+        mutate = np.flatnonzero(self.rng.random(rows) < 0.5)
+        coords[mutate, self.rng.integers(0, dims, size=len(mutate))] = self.rng.random(len(mutate))
+        return np.asarray(np.clip(coords, 1e-9, 1.0), dtype=np.float64)
+
+    def local_coordinates(self, centres: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Unit coordinates near ``centres`` (one row per incumbent): sweeps and perturbations."""
+        dims = centres.shape[1]
+        sweeps = self.sweeps(centres)
         # Trust-region perturbations of a few coordinates at a time.
         base = np.repeat(centres, self.perturbations, axis=0)
         moved = self.rng.random(base.shape) < min(1.0, 3.0 / dims)
@@ -145,7 +179,7 @@ class AcquisitionOptimizer:
         moved[lone, self.rng.integers(0, dims, size=int(lone.sum()))] = True
         steps = self.rng.normal(0.0, self.step, size=base.shape)
         perturbed = np.where(moved, base + steps, base)
-        coords = np.concatenate([sweeps.reshape(-1, dims), perturbed])
+        coords = np.concatenate([sweeps, perturbed])
         return np.asarray(np.clip(coords, 1e-9, 1.0), dtype=np.float64)
 
     def maximise(

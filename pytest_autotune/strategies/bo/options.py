@@ -117,6 +117,17 @@ class BOOptions:
       -0.016 to +0.030, +0.004 on average. ``escape_after=15`` changed nothing
       measurable; ``escape_radius=3`` gained at 50 (+0.009) and lost at 20 and
       100.
+    * ``plateau``: the incumbents (centres of the local pool and starts of the local search)
+      are the configurations within ``plateau`` (relative) of the best, at least the three
+      best and at most eight (``0``, default: the three best).
+    * ``recombine``: the pool also scores that many recombinations of the incumbents
+      (grey-wolf-like: each parameter's value taken from a randomly chosen incumbent, half of
+      them with one parameter redrawn; see the optimizer module; ``0``, default: none).
+    * ``tabu_every``: every that many model-based suggestions (after as many as the design had
+      points), a tabu neighbourhood move instead: the best acquisition among the unevaluated
+      one-parameter moves of the best measured configuration that was not the centre of one of
+      the last ``tabu_tenure`` such moves (``0``, default: never).
+    * ``tabu_tenure``: how many recent centres of tabu moves are tabu.
     * ``lengthscale_floor``: smallest lengthscale of a parameter with a
       grid of values, in grid steps (``0``: only a tiny absolute bound).
     * ``fit_restarts``: extra random starts of the hyperparameter fit.
@@ -160,6 +171,10 @@ class BOOptions:
     escape_after: int = 10
     escape_radius: int = 2
     escape_gain: float = 0.05
+    plateau: float = 0.0
+    recombine: int = 0
+    tabu_every: int = 0
+    tabu_tenure: int = 2
     lengthscale_floor: float = 1.0
     fit_restarts: int = 1
     threads: int = 1
@@ -212,6 +227,10 @@ class BOOptions:
             "escape_after": lambda v: _as_int("escape_after", v, minimum=0),
             "escape_radius": lambda v: _as_int("escape_radius", v, minimum=1),
             "escape_gain": lambda v: _as_float("escape_gain", v, lo=0.0, hi=1.0),
+            "plateau": lambda v: _as_float("plateau", v, lo=0.0, hi=1.0),
+            "recombine": lambda v: _as_int("recombine", v, minimum=0),
+            "tabu_every": lambda v: _as_int("tabu_every", v, minimum=0),
+            "tabu_tenure": lambda v: _as_int("tabu_tenure", v, minimum=0),
             "lengthscale_floor": lambda v: _as_float("lengthscale_floor", v, lo=0.0, hi=100.0),
             "fit_restarts": lambda v: _as_int("fit_restarts", v, minimum=0),
             "threads": lambda v: _as_int("threads", v, minimum=0),

@@ -59,6 +59,8 @@ FeatureScore = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 
 #: Number of best measured configurations used as incumbents (pool and local-search starts).
 INCUMBENTS = 3
+#: Most incumbents when option ``plateau`` widens them to the configurations near the best.
+PLATEAU_INCUMBENTS = 8
 #: The value a failure joins the GP's data at under ``failures="penalty"``: Kernel Tuner's fixed
 #: penalty (``sys.float_info.max``); its logarithm, about 710, is finite, so the log-transformed GP
 #: takes it, and it dwarfs every measured time.
@@ -118,6 +120,7 @@ class BayesianOptimization(Strategy):
             candidates=self.options.candidates,
             local_starts=self.options.local_starts,
             local_pool=self.options.local_pool,
+            recombine=self.options.recombine,
         )
         design_size = self.options.initial
         self.design_size = (
@@ -139,6 +142,7 @@ class BayesianOptimization(Strategy):
         self._labels: list[Label] = []
         self._values: list[float | None] = []
         self._pending: list[Points] = []
+        self._tabu: list[Hashable] = []  # centres of the latest tabu moves, newest last
 
     # -- bookkeeping ---------------------------------------------------------------------
     @property
@@ -249,8 +253,12 @@ class BayesianOptimization(Strategy):
 
     def _incumbents(self) -> Points:
         values = np.array([np.inf if v is None else v for v in self._values], dtype=np.float64)
-        order = np.argsort(values, kind="stable")[:INCUMBENTS]
-        rows = [int(i) for i in order if np.isfinite(values[int(i)])]
+        order = np.argsort(values, kind="stable")
+        count = INCUMBENTS
+        if self.options.plateau > 0 and np.isfinite(values[order[0]]):
+            near = values <= values[order[0]] + self.options.plateau * abs(values[order[0]])
+            count = min(PLATEAU_INCUMBENTS, max(INCUMBENTS, int(near.sum())))
+        rows = [int(i) for i in order[:count] if np.isfinite(values[int(i)])]
         return Points.concat([self._points[i] for i in rows])
 
     def _stalled(self) -> bool:
@@ -315,7 +323,17 @@ class BayesianOptimization(Strategy):
             and self._model_suggestions >= self.design_size
             and self._model_suggestions % every == every - 1
         )
+        tabu = (
+            self.options.tabu_every > 0
+            and self._model_suggestions >= self.design_size
+            and self._model_suggestions % self.options.tabu_every == self.options.tabu_every - 1
+        )
         self._model_suggestions += 1
+        if tabu:
+            moved = self._tabu_move(score)
+            if moved is not None:
+                return moved
+            local = False
         incumbents = self._incumbents()
         escape = not local and self._stalled()
         acquisition = self._away_from(incumbents, score_features) if escape else score
@@ -328,6 +346,30 @@ class BayesianOptimization(Strategy):
         if proposal is None or not np.isfinite(proposal.score):
             return None
         return proposal.point
+
+    def _tabu_move(self, score: ScoreFn) -> Points | None:
+        """Best-scoring unevaluated one-parameter move of the best configuration that is not tabu
+        (a centre of the last ``tabu_tenure`` moves); None when no centre has a finite-scoring move."""
+        values = np.array([np.inf if v is None else v for v in self._values], dtype=np.float64)
+        taken = self._taken()
+        for row in np.argsort(values, kind="stable")[:PLATEAU_INCUMBENTS]:
+            if not np.isfinite(values[int(row)]):
+                break
+            centre = self._points[int(row)]
+            key = centre.keys()[0]
+            if key in self._tabu[len(self._tabu) - self.options.tabu_tenure :]:
+                continue
+            moves = self.optimizer.one_parameter_moves(centre, taken)
+            if len(moves) == 0:
+                continue
+            scores = score(moves)
+            best = int(np.argmax(scores))
+            if not np.isfinite(scores[best]):
+                continue
+            self._tabu.append(key)
+            del self._tabu[: -max(1, self.options.tabu_tenure)]
+            return moves[best]
+        return None
 
 
 @contextlib.contextmanager
