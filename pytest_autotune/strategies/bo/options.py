@@ -120,6 +120,10 @@ class BOOptions:
     * ``plateau``: the incumbents (centres of the local pool and starts of the local search)
       are the configurations within ``plateau`` (relative) of the best, at least the three
       best and at most eight (``0``, default: the three best).
+    * ``incumbent_radius``: the incumbents after the best are the next best configurations
+      that differ from every incumbent chosen before in at least that many parameters, so
+      the local pool and the local search keep refining a second and third basin instead of
+      the neighbours of the best (``0``, default: the three best, wherever they are).
     * ``recombine``: the pool also scores that many recombinations of the incumbents
       (grey-wolf-like: each parameter's value taken from a randomly chosen incumbent, half of
       them with one parameter redrawn; see the optimizer module; ``0``, default: none).
@@ -172,6 +176,7 @@ class BOOptions:
     escape_radius: int = 2
     escape_gain: float = 0.05
     plateau: float = 0.0
+    incumbent_radius: int = 0
     recombine: int = 0
     tabu_every: int = 0
     tabu_tenure: int = 2
@@ -228,6 +233,7 @@ class BOOptions:
             "escape_radius": lambda v: _as_int("escape_radius", v, minimum=1),
             "escape_gain": lambda v: _as_float("escape_gain", v, lo=0.0, hi=1.0),
             "plateau": lambda v: _as_float("plateau", v, lo=0.0, hi=1.0),
+            "incumbent_radius": lambda v: _as_int("incumbent_radius", v, minimum=0),
             "recombine": lambda v: _as_int("recombine", v, minimum=0),
             "tabu_every": lambda v: _as_int("tabu_every", v, minimum=0),
             "tabu_tenure": lambda v: _as_int("tabu_tenure", v, minimum=0),

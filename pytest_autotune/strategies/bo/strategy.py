@@ -258,8 +258,23 @@ class BayesianOptimization(Strategy):
         if self.options.plateau > 0 and np.isfinite(values[order[0]]):
             near = values <= values[order[0]] + self.options.plateau * abs(values[order[0]])
             count = min(PLATEAU_INCUMBENTS, max(INCUMBENTS, int(near.sum())))
+        if self.options.incumbent_radius > 0:
+            return self._distinct_incumbents([int(i) for i in order if np.isfinite(values[int(i)])], count)
         rows = [int(i) for i in order[:count] if np.isfinite(values[int(i)])]
         return Points.concat([self._points[i] for i in rows])
+
+    def _distinct_incumbents(self, ranked: list[int], count: int) -> Points:
+        """Up to ``count`` of the ``ranked`` trials (best first), each differing from those chosen
+        before it in at least ``incumbent_radius`` parameters (compared on the model features)."""
+        features = np.asarray(self._features)[ranked]
+        chosen = [0]
+        for row in range(1, len(ranked)):
+            if len(chosen) == count:
+                break
+            changed = changed_parameters(self.space.feature_blocks, features[row : row + 1], features[chosen])
+            if int(changed.min()) >= self.options.incumbent_radius:
+                chosen.append(row)
+        return Points.concat([self._points[ranked[i]] for i in chosen])
 
     def _stalled(self) -> bool:
         """Whether the last ``escape_after`` trials brought no gain of ``escape_gain`` (escape steps on)."""
