@@ -132,6 +132,8 @@ class BOOptions:
       one-parameter moves of the best measured configuration that was not the centre of one of
       the last ``tabu_tenure`` such moves (``0``, default: never).
     * ``tabu_tenure``: how many recent centres of tabu moves are tabu.
+    * ``xi``: expected improvement counts only improvements beyond ``xi`` standard deviations
+      of the modelled target below the best (more exploration; ``0``, default: plain EI).
     * ``lengthscale_floor``: smallest lengthscale of a parameter with a
       grid of values, in grid steps (``0``: only a tiny absolute bound).
     * ``fit_restarts``: extra random starts of the hyperparameter fit.
@@ -180,6 +182,7 @@ class BOOptions:
     recombine: int = 0
     tabu_every: int = 0
     tabu_tenure: int = 2
+    xi: float = 0.0
     lengthscale_floor: float = 1.0
     fit_restarts: int = 1
     threads: int = 1
@@ -237,6 +240,7 @@ class BOOptions:
             "recombine": lambda v: _as_int("recombine", v, minimum=0),
             "tabu_every": lambda v: _as_int("tabu_every", v, minimum=0),
             "tabu_tenure": lambda v: _as_int("tabu_tenure", v, minimum=0),
+            "xi": lambda v: _as_float("xi", v, lo=0.0, hi=10.0),
             "lengthscale_floor": lambda v: _as_float("lengthscale_floor", v, lo=0.0, hi=100.0),
             "fit_restarts": lambda v: _as_int("fit_restarts", v, minimum=0),
             "threads": lambda v: _as_int("threads", v, minimum=0),

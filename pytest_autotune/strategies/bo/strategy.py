@@ -319,7 +319,7 @@ class BayesianOptimization(Strategy):
             else:
                 feasibility.fit(*rows)
         threshold = draw_feasibility_threshold(self.rng, maximum=self.options.feasibility_threshold)
-        best = self.surrogate.best_target
+        best = self.surrogate.best_target - self.options.xi
 
         def score_features(feats: NDArray[np.float64]) -> NDArray[np.float64]:
             mean, std = model.predict(feats)
