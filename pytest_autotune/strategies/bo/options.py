@@ -119,21 +119,34 @@ class BOOptions:
       100.
     * ``plateau``: the incumbents (centres of the local pool and starts of the local search)
       are the configurations within ``plateau`` (relative) of the best, at least the three
-      best and at most eight (``0``, default: the three best).
+      best and at most eight (``0``, default: the three best). On the three convolution
+      spaces of issue 39 (seeds 0-4) ``0.05`` changed the fraction of the optimum at 20 / 50 /
+      100 evaluations by +0.000 / -0.004 / +0.003 (paired standard errors 0.000 / 0.014 /
+      0.029): their near-optimal plateaus are a handful of configurations, reached late.
     * ``incumbent_radius``: the incumbents after the best are the next best configurations
       that differ from every incumbent chosen before in at least that many parameters, so
       the local pool and the local search keep refining a second and third basin instead of
-      the neighbours of the best (``0``, default: the three best, wherever they are).
+      the neighbours of the best (``0``, default: the three best, wherever they are). On the
+      three convolution spaces (seeds 0-4) ``3`` changed the fraction at 20 / 50 / 100 by
+      -0.027 / +0.015 / -0.038 (standard errors 0.020 / 0.038 / 0.034).
     * ``recombine``: the pool also scores that many recombinations of the incumbents
       (grey-wolf-like: each parameter's value taken from a randomly chosen incumbent, half of
-      them with one parameter redrawn; see the optimizer module; ``0``, default: none).
+      them with one parameter redrawn; see the optimizer module; ``0``, default: none). On
+      the three convolution spaces (seeds 0-4) ``256`` changed the fraction at 20 / 50 / 100
+      by -0.085 / +0.075 / -0.021 (standard errors 0.040 / 0.057 / 0.022): it freed the stuck
+      MI250X runs at 50 (worst seed 0.11 to 0.98) but lost early and on A100 and W6600 at 100.
     * ``tabu_every``: every that many model-based suggestions (after as many as the design had
       points), a tabu neighbourhood move instead: the best acquisition among the unevaluated
       one-parameter moves of the best measured configuration that was not the centre of one of
-      the last ``tabu_tenure`` such moves (``0``, default: never).
+      the last ``tabu_tenure`` such moves (``0``, default: never). It refines the last
+      percent inside a good basin (MI250X convolution at 100: every seed at the optimum) but
+      does not leave a wrong basin. Measurements: see ``docs/claims.md`` (issue 39).
     * ``tabu_tenure``: how many recent centres of tabu moves are tabu.
     * ``xi``: expected improvement counts only improvements beyond ``xi`` standard deviations
-      of the modelled target below the best (more exploration; ``0``, default: plain EI).
+      of the modelled target below the best (more exploration; ``0``, default: plain EI). On
+      the three convolution spaces (seeds 0-4) ``0.1`` changed the fraction at 20 / 50 / 100
+      by -0.046 / +0.065 / +0.009 (standard errors 0.042 / 0.048 / 0.037); the stuck MI250X
+      runs moved (worst seed at 50: 0.11 to 0.88), the A100 needle was found less often.
     * ``lengthscale_floor``: smallest lengthscale of a parameter with a
       grid of values, in grid steps (``0``: only a tiny absolute bound).
     * ``fit_restarts``: extra random starts of the hyperparameter fit.
