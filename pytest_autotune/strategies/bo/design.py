@@ -6,13 +6,19 @@ parameter ``i`` among the values valid given the earlier ones), so the
 design spreads over the valid set rather than over the raw product.
 Duplicates (several cells mapping to one configuration) are dropped and
 replaced by uniform samples.
+
+With ``tries`` above one, that many designs are drawn and the one whose
+closest two configurations are farthest apart (maximin, on the given model
+features) is kept: a Latin hypercube spreads each coordinate, not the
+configurations, and the constraints' mapping can bunch them further.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Set
+from collections.abc import Callable, Hashable, Set
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy.stats import qmc
 
 from pytest_autotune.space.base import Points, Space
@@ -35,11 +41,34 @@ def default_design_size(dimension: int) -> int:
 
 
 def latin_hypercube_design(
-    space: Space, n: int, rng: np.random.Generator, *, exclude: Set[Hashable] = frozenset()
+    space: Space,
+    n: int,
+    rng: np.random.Generator,
+    *,
+    exclude: Set[Hashable] = frozenset(),
+    tries: int = 1,
+    features: Callable[[Points], NDArray[np.float64]] | None = None,
 ) -> Points:
-    """Up to ``n`` distinct valid configurations spread over ``space`` (fewer only if it is smaller)."""
+    """Up to ``n`` distinct valid configurations spread over ``space`` (fewer only if it is smaller).
+
+    ``tries`` > 1 (with ``features``, the model features of configurations): the maximin design of
+    that many draws.
+    """
     if n <= 0:
         return space.sample(0, rng)
+    best = _one_design(space, n, rng, exclude)
+    if tries <= 1 or features is None or len(best) < 2:
+        return best
+    best_gap = _smallest_gap(features(best))
+    for _ in range(tries - 1):
+        design = _one_design(space, n, rng, exclude)
+        gap = _smallest_gap(features(design)) if len(design) >= len(best) else -1.0
+        if gap > best_gap:
+            best, best_gap = design, gap
+    return best
+
+
+def _one_design(space: Space, n: int, rng: np.random.Generator, exclude: Set[Hashable]) -> Points:
     sampler = qmc.LatinHypercube(d=space.n_dims, rng=rng)
     coords = 1.0 - sampler.random(n)  # (0, 1]: the domain of from_unit
     chosen = _distinct(space.from_unit(coords), exclude, n)
@@ -49,6 +78,13 @@ def latin_hypercube_design(
         extra = space.sample(4 * n, rng)
         chosen = _distinct(Points.concat([chosen, extra]), exclude, n)
     return chosen
+
+
+def _smallest_gap(features: NDArray[np.float64]) -> float:
+    """Smallest Euclidean distance between two rows."""
+    diff = features[:, None, :] - features[None, :, :]
+    dist = np.sqrt((diff * diff).sum(-1))
+    return float(dist[np.triu_indices(len(features), 1)].min())
 
 
 def _distinct(points: Points, exclude: Set[Hashable], limit: int) -> Points:

@@ -15,7 +15,7 @@ from typing import Any, Final, Literal, get_args
 
 from pytest_autotune.values import parse_bool, parse_float, parse_int
 
-__all__ = ["MODELLED_FAILURES", "BOOptions", "PermutationDistance", "PriorKind"]
+__all__ = ["MODELLED_FAILURES", "BOOptions", "PermutationDistance", "PriorKind", "ProductKind"]
 
 PriorKind = Literal["gamma", "dim", "off"]
 PermutationDistance = Literal["spearman", "kendall", "hamming", "categorical"]
@@ -25,6 +25,7 @@ FailureHandling = Literal["model", "single_model", "worst", "penalty", "skip"]
 MODELLED_FAILURES: Final = ("model", "single_model")
 KernelKind = Literal["matern", "matern+additive"]
 TransferKind = Literal["rgpe", "prior", "icm", "design"]
+ProductKind = Literal["off", "pairs", "all", "both"]
 
 
 def _as_bool(name: str, value: object) -> bool:
@@ -93,7 +94,11 @@ class BOOptions:
     * ``ordinal``: model numbers given as explicit lists by their position in the list.
     * ``power_of_two``: give explicit integer lists that mix powers of two
       with other values a derived power-of-two flag (see the encoding module).
+    * ``products``: derived blocks for products of sized parameters (``"pairs"``, ``"all"``,
+      ``"both"``; ``"off"``: none; see the encoding module).
     * ``initial``: size of the initial design (``None``: a function of the dimension).
+    * ``design_tries``: Latin hypercubes drawn for the initial design; above ``1``, the one whose
+      closest two configurations are farthest apart in model features (maximin) is kept.
     * ``candidates``: uniform samples scored per suggestion.
     * ``local_starts``: starting points of the local search.
     * ``local_pool``: also score one-parameter sweeps and trust-region
@@ -182,7 +187,9 @@ class BOOptions:
     permutation_distance: PermutationDistance = "spearman"
     ordinal: bool = True
     power_of_two: bool = True
+    products: ProductKind = "off"
     initial: int | None = None
+    design_tries: int = 1
     candidates: int = 2048
     local_starts: int = 8
     local_pool: bool = True
@@ -238,9 +245,11 @@ class BOOptions:
             ),
             "ordinal": lambda v: _as_bool("ordinal", v),
             "power_of_two": lambda v: _as_bool("power_of_two", v),
+            "products": lambda v: _as_choice("products", v, get_args(ProductKind)),
             "initial": lambda v: (
                 None if v is None or str(v).lower() in {"none", "auto"} else _as_int("initial", v, minimum=1)
             ),
+            "design_tries": lambda v: _as_int("design_tries", v, minimum=1),
             "candidates": lambda v: _as_int("candidates", v, minimum=1),
             "local_starts": lambda v: _as_int("local_starts", v, minimum=0),
             "local_pool": lambda v: _as_bool("local_pool", v),

@@ -92,6 +92,7 @@ class BayesianOptimization(Strategy):
             self.options.permutation_distance,
             ordinal=self.options.ordinal,
             power_of_two=self.options.power_of_two,
+            products=self.options.products,
         )
         # Heavy imports happen here, on first use of the strategy.
         from pytest_autotune.strategies.bo.feasibility import FeasibilityModel
@@ -193,7 +194,15 @@ class BayesianOptimization(Strategy):
         if self._design is None:
             picks = [*self._transfer_design(), *self._declared_default()]
             exclude = {*self._taken(), *(p.keys()[0] for p in picks)}
-            design = latin_hypercube_design(self.space, self.design_size, self.rng, exclude=exclude)
+            active = self.encoding.active_columns()
+            design = latin_hypercube_design(
+                self.space,
+                self.design_size,
+                self.rng,
+                exclude=exclude,
+                tries=self.options.design_tries,
+                features=lambda points: self.encoding.features(points)[:, active],
+            )
             self._design = Points.concat([*picks, design])
         while self._design_next < len(self._design):
             candidate = self._design[self._design_next]
