@@ -101,8 +101,9 @@ class BOOptions:
       (standard errors 0.046 / 0.032 / 0.022; 0.705 / 0.840 / 0.975 against 0.720 / 0.835 /
       0.940): a later gain (MI250X 0.957 to 0.995 at 100, A100 0.896 to 0.962) with an early
       loss on MI250X (-0.142 at 20), the pattern of ``interaction_scale``. The lowest run at 50
-      rose from 0.111 to 0.385 (MI250X). On the other seven replayed spaces only the first seeds were
-      measured (see ``docs/claims.md``).
+      rose from 0.111 to 0.385 (MI250X). On the other seven replayed spaces (seeds 0-5 only)
+      +0.003 / +0.006 / +0.001 on average, worst gemm RTX 2080 Ti -0.021 (0.013) at 100. With
+      ``design_tries=16`` as well: -0.047 / -0.007 / +0.019 on the convolution spaces.
     * ``initial``: size of the initial design (``None``: a function of the dimension).
     * ``design_tries``: Latin hypercubes drawn for the initial design; above ``1``, the one whose
       closest two configurations are farthest apart in model features (maximin) is kept. Off
