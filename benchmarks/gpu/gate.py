@@ -152,13 +152,13 @@ def _compare(project: Path, timeout: float) -> tuple[str, list[float], dict[str,
     for bench in data.get("benchmarks", []):
         extra = bench.get("extra_info", {})
         summary = extra.get("autotune_compare", {})
-        times = extra.get("autotune_compare_detail", {}).get("times") or {}
+        detail = extra.get("autotune_compare_detail", {})
+        times = detail.get("times") or {}
         pairs = zip(times.get("ref", []), times.get("working", []), strict=False)
         ratios = [math.log(b / a) for a, b in pairs if a > 0 and b > 0]
         kept: dict[str, Any] = {
             k: v for k, v in summary.items() if isinstance(v, (int, float, str, bool)) or v is None
         }
-        detail = extra.get("autotune_compare_detail", {})
         kept["pairs"] = [pair.get("ratio") for pair in detail.get("pairs") or []]
         kept["spread"] = detail.get("spread")
         return str(summary.get("verdict", "?")), ratios, kept
