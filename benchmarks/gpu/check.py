@@ -65,11 +65,12 @@ def run_sections(
     try:
         began = time.monotonic()
         shares = {name: SHARES.get(name, 1.0 / max(len(sections), 1)) for name in sections}
-        for position, (name, run) in enumerate(sections.items()):
+        left_shares = sum(shares.values())
+        for name, run in sections.items():
             section = report.section(name)
             # this section's share of what is left: time a section did not use goes to the next ones
-            left_shares = sum(list(shares.values())[position:])
             seconds = max(budget - (time.monotonic() - began), 0.0) * shares[name] / left_shares
+            left_shares -= shares[name]
             started = time.monotonic()
             if use_alarm:
                 signal.setitimer(signal.ITIMER_REAL, seconds + grace)
