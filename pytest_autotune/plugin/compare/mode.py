@@ -22,14 +22,20 @@
 3. **Pairs as the unit.** Two processes running the same code can differ by several percent for
    their whole life (on a loaded 2-vCPU machine up to 20% for the example kernels, on an H200 5-10%
    for a memory-bound reduction), which no number of blocks of one pair averages out. So pairs of
-   workers follow one another (at least three) until the interval, read from how the pairs' own
-   estimates spread (:func:`~pytest_autotune.timing.pairs.judge_pairs`), decides or the time cap
-   (``--autotune-compare-max-time``, counted from when the first pair's workers are ready, and
-   also the limit of a hung run) is spent. Pairs that disagree make the verdict inconclusive.
-4. **Verdict** (:func:`~pytest_autotune.timing.paired.judge`): the Hodges-Lehmann ratio B/A with its
-   interval. ``regression`` (the interval lies above ``1 + compare_tolerance``) fails the test
-   (a warning under ``--autotune-check=warn``, nothing under ``off``);
-   ``inconclusive`` is a warning unless ``--autotune-compare-strict``; ``pass`` passes.
+   workers follow one another until the sequential verdict
+   (:func:`~pytest_autotune.timing.stopping.judge_look`, after 1, 2, 4, ... pairs) decides or the
+   time cap (``--autotune-compare-max-time``, counted from when the first pair's workers are
+   ready, and also the limit of a hung run) is spent: a change far beyond the tolerance is decided
+   by the first pairs, a smaller one by how the pairs' own estimates spread (from
+   :data:`~pytest_autotune.timing.stopping.MIN_PAIRS` pairs). Pairs that disagree make the verdict
+   inconclusive.
+4. **Verdict**: the ratio B/A with its interval. ``regression`` (the interval lies above
+   ``1 + compare_tolerance``) fails the test (a warning under ``--autotune-check=warn``, nothing
+   under ``off``); ``inconclusive`` is a warning unless ``--autotune-compare-strict``, and says
+   "likely regression" loudly when the cap ended it with the estimate beyond the tolerance and the
+   interval above 1 (:func:`~pytest_autotune.timing.stopping.likely_regression`); ``pass`` passes.
+   Where warnings are errors (``-W error``), a warning the comparison gives fails the test with
+   its message, the result kept, instead of escaping through the plugin.
 """
 
 from __future__ import annotations
@@ -48,7 +54,6 @@ from pytest_autotune.plugin.compare.git_ref import RefTree, export_tree, uncommi
 from pytest_autotune.plugin.compare.import_guard import ENV_VAR as GUARD_VAR
 from pytest_autotune.plugin.compare.import_guard import GuardSpec
 from pytest_autotune.plugin.compare.pair import (
-    MIN_PAIRS,
     PairRun,
     Procedure,
     SideSpec,
@@ -65,6 +70,7 @@ from pytest_autotune.plugin.workers.protocol import ENV_VAR, SideSetup
 from pytest_autotune.timing.measure import Stats
 from pytest_autotune.timing.paired import PairedVerdict, blocks_to_decide, hodges_lehmann
 from pytest_autotune.timing.pairs import pair_effects
+from pytest_autotune.timing.stopping import MIN_PAIRS, PROCESS_BIAS, likely_regression
 from pytest_autotune.warning_types import AutotuneInconclusiveWarning, AutotuneRegressionWarning
 
 if TYPE_CHECKING:
@@ -320,7 +326,8 @@ def compare_item(
         )
     except SideError as exc:
         return _side_failure(outcome, exc, ref_side.name, started).as_tuple()
-    return _judged(outcome, context, pairs, verdict, time.monotonic() - started, settings, policy).as_tuple()
+    seconds = time.monotonic() - started
+    return _judged(outcome, context, pairs, verdict, seconds, settings, policy, cap).as_tuple()
 
 
 def _how_to_decide(verdict: PairedVerdict, pairs: int, seconds: float) -> str:
@@ -330,8 +337,9 @@ def _how_to_decide(verdict: PairedVerdict, pairs: int, seconds: float) -> str:
         per_pair = seconds / max(pairs, 1)
         cap = max(10, math.ceil(max(2 * seconds, per_pair * (MIN_PAIRS + 1)) / 10) * 10)
         return (
-            f"the time cap allowed {judged} judged pair{'s' if judged != 1 else ''} of workers, fewer "
-            f"than the {MIN_PAIRS} a verdict needs: --autotune-compare-max-time={cap}"
+            f"the time cap allowed {judged} judged pair{'s' if judged != 1 else ''} of workers; fewer "
+            f"than {MIN_PAIRS} decide only a change beyond the tolerance by more than the "
+            f"{PROCESS_BIAS:.0%} two processes may differ: --autotune-compare-max-time={cap}"
         )
     blocks = blocks_to_decide(verdict)
     if blocks is None:
@@ -349,6 +357,15 @@ def _how_to_decide(verdict: PairedVerdict, pairs: int, seconds: float) -> str:
     )
 
 
+def _warn(outcome: _Outcome, warning: Warning) -> None:
+    """Give ``warning``; where the warning filters make it an error (``-W error``), fail the test
+    with its message instead, so the comparison's result is kept and nothing escapes the plugin."""
+    try:
+        warnings.warn(warning, stacklevel=3)
+    except type(warning):
+        outcome.failure = f"{warning} (a {type(warning).__name__}, an error under the warning filters)"
+
+
 def _judged(
     outcome: _Outcome,
     context: CompareContext,
@@ -357,8 +374,10 @@ def _judged(
     seconds: float,
     settings: Settings,
     policy: Policy,
+    cap: str,
 ) -> _Outcome:
     result, first = outcome.result, pairs[0]
+    likely = likely_regression(verdict)
     times = SideTimes([t for p in pairs for t in p.times.a], [t for p in pairs for t in p.times.b])
     sides = {"ref": _side_info(first.setups[0]), "working": _side_info(first.setups[1])}
     state = verdict.state
@@ -377,6 +396,7 @@ def _judged(
         tolerance=verdict.tolerance,
         confidence=verdict.confidence,
         faster=verdict.faster,
+        likely_regression=likely,
         commit=context.commit,
         repeat=first.procedure.repeat,
         warmup=first.procedure.warmup,
@@ -398,17 +418,24 @@ def _judged(
         if policy.check == "fail":
             outcome.failure = f"performance regression: {result.message}"
         elif policy.check == "warn":
-            warnings.warn(AutotuneRegressionWarning(f"{result.nodeid}: {result.message}"), stacklevel=2)
+            _warn(outcome, AutotuneRegressionWarning(f"{result.nodeid}: {result.message}"))
     elif state == "inconclusive":
         each = ", ".join(percent(pair["ratio"]) for pair in result.compare["pairs"])
+        interval = f"{percent(verdict.ratio)} [{percent(verdict.low)}, {percent(verdict.high)}]"
+        headline = (
+            f"likely regression: {interval} against {where} (tolerance {verdict.tolerance:.0%}), not "
+            f"confirmed within {cap}; raise --autotune-compare-max-time. Comparison"
+            if likely
+            else f"comparison with {where}"
+        )
         result.message = (
-            f"comparison with {where} inconclusive after {seconds:.0f}s: ratio {verdict.describe()}; "
+            f"{headline} inconclusive after {seconds:.0f}s: ratio {verdict.describe()}; "
             f"each pair of workers found {each}; {configs}; {_how_to_decide(verdict, len(pairs), seconds)}"
         )
         if settings.compare_strict:
             outcome.failure = f"{result.message} (--autotune-compare-strict)"
         else:
-            warnings.warn(AutotuneInconclusiveWarning(f"{result.nodeid}: {result.message}"), stacklevel=2)
+            _warn(outcome, AutotuneInconclusiveWarning(f"{result.nodeid}: {result.message}"))
     else:
         result.message = f"ratio {verdict.describe()}; {configs}"
     return outcome

@@ -7,9 +7,10 @@ as the unit (:func:`~pytest_autotune.timing.pairs.judge_pairs`):
 
 * Two processes running the same code can differ for their whole life (memory placement, a
   device's performance state): on an H200 the blocks of one pair sat in plateaus 5-10% away from
-  another pair's, and one pair passed a +5% change. So no verdict comes from fewer than
-  :data:`MIN_PAIRS` pairs, and pairs that disagree widen the interval until the verdict is
-  inconclusive, instead of passing silently.
+  another pair's, and one pair passed a +5% change. So fewer than :data:`MIN_PAIRS` pairs decide
+  only a change that clears the tolerance by more than two processes may differ (a 2x slowdown),
+  and pairs that disagree widen the interval until the verdict is inconclusive, instead of
+  passing silently (:mod:`pytest_autotune.timing.stopping`).
 * A measurement is one more run of the body in a side's worker, and counts as the median of the
   samples its ``autotune.measure`` took. Running the whole body each time gives each measurement
   fresh inputs and buffers: A-vs-A pairs that re-timed one run's buffers differed by 10-28% per
@@ -19,9 +20,10 @@ as the unit (:func:`~pytest_autotune.timing.pairs.judge_pairs`):
   ``autotune.measure`` (about :data:`MEASUREMENT_SECONDS` of them on the slower side) and the
   untimed warm-up call before them (none for long calls); then :data:`BLOCKS_PER_PAIR` blocks of
   one A and one B measurement in ABBA order (:func:`~pytest_autotune.timing.paired.block_order`).
-* The sequential plan looks at :data:`MIN_PAIRS` pairs, then at each doubling, up to as many pairs
-  as the time cap holds at the first pair's duration (:func:`max_pairs_for`), splitting the error
-  across its looks; no pair starts once less time is left than a pair takes.
+* The sequential plan (:class:`~pytest_autotune.timing.stopping.PairLooks`) looks after the first
+  pair, then at each doubling, up to as many pairs as the time cap holds at the first pair's
+  duration (:func:`max_pairs_for`), splitting the error across its looks; no pair starts once less
+  time is left than a pair takes.
 
 For an objective that is maximised (``autotune.record``ed throughput, say) the judged ratio is A/B,
 so that above 1 still means worse. A side that cannot be run comes back as a
@@ -34,14 +36,14 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from pytest_autotune.plugin.compare.side import CompareSide, SideError
 from pytest_autotune.plugin.workers.protocol import SideSetup
-from pytest_autotune.timing.paired import PairedVerdict, SequentialPlan, block_order
-from pytest_autotune.timing.pairs import judge_pairs
+from pytest_autotune.timing.paired import PairedVerdict, block_order
+from pytest_autotune.timing.stopping import MIN_PAIRS, PairLooks, judge_look
 
 if TYPE_CHECKING:
     import pytest
@@ -76,8 +78,8 @@ WARMUP_BLOCKS: Final = 1
 CALIBRATION_REPEAT: Final = 2
 #: Judged blocks per pair of workers (ABBA: an even number balances the order).
 BLOCKS_PER_PAIR: Final = 4
-#: The sequential plan's first look, in pairs of workers, and its cap whatever the time.
-MIN_PAIRS: Final = 4
+#: The sequential plan's cap in pairs of workers, whatever the time (:data:`MIN_PAIRS`, from
+#: :mod:`pytest_autotune.timing.stopping`: the pairs from which their spread is read).
 MAX_PAIRS: Final = 64
 #: A pair cut short by the time cap is judged only with at least this many blocks (one AB, one BA).
 MIN_PAIR_BLOCKS: Final = 2
@@ -276,24 +278,26 @@ def run_pair(
 
 
 def judge_runs(
-    runs: Sequence[PairRun], *, tolerance: float, confidence: float, maximize: bool = False
+    runs: Sequence[PairRun],
+    *,
+    tolerance: float,
+    confidence: float = CONFIDENCE,
+    maximize: bool = False,
+    max_pairs: int | None = None,
 ) -> PairedVerdict:
-    """The verdict of all pairs' blocks, the pair as the unit (:func:`~.pairs.judge_pairs`).
+    """The verdict of all pairs' blocks at one look of a plan of up to ``max_pairs`` pairs (None:
+    these runs), the pair as the unit (:func:`~pytest_autotune.timing.stopping.judge_look`).
 
     A pair that the time cap cut to fewer than :data:`MIN_PAIR_BLOCKS` blocks is left out; with no
-    pair left the verdict is :meth:`~pytest_autotune.timing.paired.PairedVerdict.unmeasured`, and
-    with fewer than :data:`MIN_PAIRS` it is inconclusive whatever the interval: so few pairs say
-    too little about how pairs differ. A maximised objective is judged as A/B, so that above 1
-    still means worse.
+    pair left the verdict is :meth:`~pytest_autotune.timing.paired.PairedVerdict.unmeasured`. A
+    maximised objective is judged as A/B, so that above 1 still means worse.
     """
     kept = [run for run in runs if len(run.times.a) >= MIN_PAIR_BLOCKS]
     if not kept:
         return PairedVerdict.unmeasured(tolerance, confidence)
     groups = [(run.times.b, run.times.a) if maximize else (run.times.a, run.times.b) for run in kept]
-    verdict = judge_pairs(groups, tolerance=tolerance, confidence=confidence, scale=kept[0].scale)
-    if len(kept) < MIN_PAIRS:
-        return replace(verdict, state="inconclusive", faster=False)
-    return verdict
+    looks = PairLooks(max_pairs or len(runs), confidence)
+    return judge_look(groups, tolerance=tolerance, looks=looks, scale=kept[0].scale)
 
 
 def run_pairs(
@@ -307,23 +311,23 @@ def run_pairs(
     """Pairs of workers until the verdict is decided or the time cap is spent (module docstring).
 
     ``run_one(procedure, deadline)`` runs one pair (:func:`run_pair`); the first gets neither and
-    fixes both. The plan's looks (:data:`MIN_PAIRS`, then doubling, up to :func:`max_pairs_for`
-    the time the first pair took) each judge at a confidence split across them, so over the whole
-    run a false regression (and a false pass) each stay below ``(1 - CONFIDENCE) / 2``. No pair
-    starts when less time is left than a pair has taken on average; the last verdict is returned.
+    fixes both. The plan's looks (after 1, 2, 4, ... pairs up to :func:`max_pairs_for` the time the
+    first pair took: :class:`~pytest_autotune.timing.stopping.PairLooks`) each judge at a
+    confidence split across them, so over the whole run a false regression (and a false pass) each
+    stay below ``(1 - CONFIDENCE) / 2``. No pair starts when less time is left than a pair has
+    taken on average; the last verdict is returned.
     """
     started = clock()
     runs = [run_one(None, None)]
     deadline, procedure = runs[0].deadline, runs[0].procedure
     first_seconds = max(clock() - started, 1e-6)
-    plan = SequentialPlan(MIN_PAIRS, max_pairs_for(deadline - started, first_seconds), max(seconds, 1e-3))
-    level = plan.look_confidence(CONFIDENCE)
-    looks = set(plan.looks())
+    cap = max_pairs_for(deadline - started, first_seconds)
+    looks = set(PairLooks(cap, CONFIDENCE).looks())
     while True:
         per_pair = (clock() - started) / len(runs)
         out_of_time = deadline - clock() < per_pair
-        if len(runs) in looks or out_of_time or len(runs) >= plan.max_blocks:
-            verdict = judge_runs(runs, tolerance=tolerance, confidence=level, maximize=maximize)
-            if verdict.state != "inconclusive" or out_of_time or len(runs) >= plan.max_blocks:
+        if len(runs) in looks or out_of_time or len(runs) >= cap:
+            verdict = judge_runs(runs, tolerance=tolerance, maximize=maximize, max_pairs=cap)
+            if verdict.state != "inconclusive" or out_of_time or len(runs) >= cap:
                 return verdict, runs
         runs.append(run_one(procedure, deadline))

@@ -3,7 +3,9 @@
 The terminal section lists, per compared test, the ratio of the working tree's time over REF's
 (B/A) with its interval, the blocks measured and the pairs of workers that measured them, the
 seconds the comparison took, the verdict and the configuration each side ran (committed, or the
-declared defaults and why). The JSON export (``--autotune-json``) carries the same numbers in
+declared defaults and why). An inconclusive verdict that is likely a regression
+(:func:`~pytest_autotune.timing.stopping.likely_regression`, ``likely_regression`` in the JSON
+detail) is in red and says so. The JSON export (``--autotune-json``) carries the same numbers in
 ``extra_info["autotune_compare"]`` (:func:`json_fields`), and the details in
 ``extra_info["autotune_compare_detail"]``.
 """
@@ -79,6 +81,9 @@ def _line(result: AutotuneResult) -> tuple[str, dict[str, bool]]:
         colour = {"yellow": True} if verdict == "skipped" else {"red": True}
         return f"  {result.nodeid}  {verdict}: {reason}", colour
     shown = "pass (faster)" if compare.get("faster") else verdict
+    likely = verdict == "inconclusive" and compare.get("likely_regression")
+    if likely:
+        shown = "inconclusive: LIKELY REGRESSION, not confirmed within the time cap"
     tolerance = compare.get("tolerance") or 0.0
     pairs = len(compare.get("pairs") or ())
     text = (
@@ -86,7 +91,7 @@ def _line(result: AutotuneResult) -> tuple[str, dict[str, bool]]:
         f"{compare.get('seconds', 0):.1f}s  tolerance {tolerance:.0%}  {shown}  [{configurations(compare)}]"
     )
     colour = {"regression": {"red": True}, "inconclusive": {"yellow": True}}.get(verdict, {})
-    return text, colour
+    return text, {"red": True} if likely else colour
 
 
 def write_compare_section(tr: pytest.TerminalReporter, results: list[AutotuneResult]) -> None:

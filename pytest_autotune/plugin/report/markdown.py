@@ -68,7 +68,9 @@ def _compare_row(result: AutotuneResult) -> list[str]:
         f"{percent(compare.get('ratio'))} (B/A)",
         f"[{percent(compare.get('low'))}, {percent(compare.get('high'))}], {compare.get('blocks')} blocks",
         f"+{tolerance:.0%}" if isinstance(tolerance, float) else "–",
-        _MARKS.get(result.state, result.state),
+        "⚠️ likely regression (not confirmed)"
+        if result.state == "inconclusive" and compare.get("likely_regression")
+        else _MARKS.get(result.state, result.state),
         _cell(configurations(compare)),
     ]
 
