@@ -19,7 +19,9 @@ says how pairs differ, so the interval is unbounded and the verdict inconclusive
 cannot see a change says so.
 
 The decision is :func:`~pytest_autotune.timing.paired.judge`'s: regression when the interval lies
-above ``1 + tolerance``, pass when below, otherwise inconclusive.
+above ``1 + tolerance``, pass when below, otherwise inconclusive. ``--autotune-compare`` reads this
+interval from a few pairs on and, with fewer, decides only a change beyond the tolerance by more
+than a bound on the per-process bias (the sequential verdict, :mod:`pytest_autotune.timing.stopping`).
 """
 
 from __future__ import annotations
