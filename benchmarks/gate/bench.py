@@ -196,9 +196,9 @@ def print_header(args: argparse.Namespace, kernels: list[str]) -> None:
         f"absolute baseline: {BASELINE_PROCESSES} fresh processes x the least disturbed of {PROCESS_RUNS} "
         f"measurements; tolerance max(10%, {NOISE_TOLERANCE_K:g} x noise) unless the test sets one"
     )
+    names = {"seconds": "median s/check", "pass": "unchanged judged pass", 0: "unchanged fails"}
     targets = "; ".join(
-        f"{mode} {'median s/check' if key == 'seconds' else ('unchanged' if key == 0 else f'+{key:.0%}')} "
-        f"{'>=' if at_least else '<='} {limit:g}"
+        f"{mode} {names.get(key) or f'+{key:.0%} caught'} {'>=' if at_least else '<='} {limit:g}"
         for (mode, key), (limit, at_least) in TARGETS.items()
     )
     print(f"targets per kernel (issue 43, 10 checks per cell at load >= 3): {targets}", flush=True)

@@ -363,7 +363,7 @@ def _warn(outcome: _Outcome, warning: Warning) -> None:
     try:
         warnings.warn(warning, stacklevel=3)
     except type(warning):
-        outcome.failure = f"{warning} (a {type(warning).__name__}, an error under the warning filters)"
+        outcome.failure = f"{warning} ({type(warning).__name__}, an error under the warning filters)"
 
 
 def _judged(
