@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 SIDE = "ref" if "{REF_DIR_PREFIX}" in __file__ else "working"
-FACTORS = {{"ref": [1.0], "working": [1.35, 3.0]}}
+FACTORS = {{"ref": [1.0], "working": [1.4, 1.8]}}
 JITTER = itertools.cycle([1.0, 1.004, 0.996, 1.002, 0.998])
 _drawn = []
 
