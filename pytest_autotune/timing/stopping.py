@@ -29,12 +29,13 @@ false pass) each stay below ``(1 - confidence) / 2``, whatever the looks decide.
 the intersection of the intervals it read (both cover ``c``, so it covers ``c`` at the look's summed
 confidence); a look decides regression when it lies above ``1 + tolerance``, pass when below.
 
-**The bound.** :data:`PROCESS_BIAS` (20%) is above the largest per-pair offset measured: about 13%
-on an H200 (``benchmarks/data/gpu/2026-11-27-h200/gate-blocks.md``, pairs of four blocks sitting
-on plateaus up to 0.12 in log-ratio from the change) and up to 20% between wall-time pairs of the
-example kernels on a loaded 2-vCPU machine. A bound too small could pass a change the pairs
-hide; too large, it only leaves more to the between-pairs interval (a +100% change at a 30%
-tolerance needs a lower bound above ``1.3 x 1.2 = 1.56``).
+**The bound.** :data:`PROCESS_BIAS` (20%) is above the largest per-pair offset in the H200 data
+(about 13%: ``benchmarks/data/gpu/2026-11-27-h200/gate-blocks.md``, pairs of four blocks sitting on
+plateaus up to 0.12 in log-ratio from the change) and at the largest difference seen between
+wall-time pairs of the example kernels on a loaded 2-vCPU machine. A bound too small could pass a
+change the pairs hide, or fail an unchanged test whose one pair sat far off; too large, it only
+leaves more to the between-pairs interval (a +100% change at a 30% tolerance needs the blocks'
+lower bound above ``1.3 x 1.2 = 1.56``; at the default 5%, above 1.26).
 
 **Likely regression.** When the cap ends measuring with the verdict inconclusive but the estimate
 beyond the tolerance and the whole interval above 1 (:func:`likely_regression`), the change is
