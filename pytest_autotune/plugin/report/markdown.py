@@ -79,7 +79,10 @@ def _check_row(result: AutotuneResult) -> list[str]:
     change = f"{median / baseline - 1:+.1%} vs baseline" if median and baseline else "–"
     tolerance = "–"
     if result.limit and baseline:
-        tolerance = f"{result.limit / baseline - 1:+.1%} (limit {_value(result.limit, result.unit)})"
+        # the tolerance as `show` gives it, then the limit it led to (tolerance plus the noise band)
+        limit = f"limit {result.limit / baseline - 1:+.1%} = {_value(result.limit, result.unit)}"
+        limit += " with the noise band"
+        tolerance = f"{result.tolerance:.0%} ({limit})" if result.tolerance is not None else limit
     note = result.message if result.state not in _RED else ""
     return [
         "check",
