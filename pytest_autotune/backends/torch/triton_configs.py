@@ -10,8 +10,8 @@ A ``triton.Config`` cannot tell a launch option the user set from its own defaul
 (``num_warps=4, num_stages=3, num_ctas=1, maxnreg=None``). An option that every config leaves at
 that default is not declared: the configurations shown and stored hold only what the list varies
 or sets otherwise, and a launch without the option gets Triton's own default, which is the same
-on NVIDIA GPUs (on AMD GPUs Triton's ``num_stages`` default is 2: give the configs
-``num_stages=3`` to keep it). A plain dict declares exactly what it holds.
+on NVIDIA GPUs (on AMD GPUs Triton's ``num_stages`` default is 2: to keep 3 there, write the
+configs as plain dicts). A plain dict declares exactly what it holds.
 
 * ``exact=True`` (the default) keeps exactly the listed configurations (a restriction on the
   tuple of values), which is what ``triton.autotune`` tries; the search then needs fewer than all
