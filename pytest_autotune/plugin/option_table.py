@@ -115,7 +115,8 @@ OPTIONS: Final[tuple[Option, ...]] = (
     ),
     Option(
         "missing",
-        "a test without a tuned entry for this device: warn (default) or fail",
+        "a test without an up-to-date entry for this device (none: its defaults run; or a stale one, "
+        "whose declaration changed since tuning: its time is not judged): warn (default) or fail",
         metavar="warn|fail",
         policy_key="missing",
     ),

@@ -10,10 +10,10 @@ measures it again. The warning points at the user's test (its file and line), no
 
 from __future__ import annotations
 
-import os
 import warnings
 from typing import TYPE_CHECKING, Final
 
+from pytest_autotune.plugin.modes.user_warnings import warn_at_test
 from pytest_autotune.warning_types import AutotuneBusyBaselineWarning
 
 if TYPE_CHECKING:
@@ -52,17 +52,8 @@ def warn_if_busy(
     judged with."""
     message = busy_message(nodeid, device, baseline, rule)
     if message is not None:
-        where = _test_location(item)
-        if where is None:
+        if item is None:
             warnings.warn(AutotuneBusyBaselineWarning(message), stacklevel=2)
         else:
-            warnings.warn_explicit(AutotuneBusyBaselineWarning(message), None, *where)
+            warn_at_test(item, AutotuneBusyBaselineWarning(message))
     return rule.tolerance_for(baseline)
-
-
-def _test_location(item: pytest.Item | None) -> tuple[str, int] | None:
-    """The file and (1-based) line of the test's definition, as pytest reports it."""
-    if item is None:
-        return None
-    path, line, _ = item.reportinfo()
-    return os.fspath(path), (line or 0) + 1
