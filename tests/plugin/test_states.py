@@ -132,6 +132,7 @@ def test_a_stale_entry_warns_on_the_test_and_in_the_markdown_and_fails_on_reques
             "(--autotune-missing=fail *",
         ]
     )
+    warned.stdout.fnmatch_lines(["  test_k.py::test_a  740us  100us * +640.0% (not judged)  stale"])
     text = summary.read_text()
     assert "⚠️ 2 tunable tests: 2 stale" in text
     assert "| ⚠️ stale entry, not checked |" in text
