@@ -170,7 +170,8 @@ def check(
 
 def stale_message(nodeid: str, device: str, committed: Committed, stats: Stats, policy: Policy) -> str:
     """What a plain run on a stale entry ran, how its time compares with the stored baseline (not a
-    verdict: that baseline may be another configuration's, of another declaration), and the fix."""
+    verdict: that baseline may be another configuration's, of another declaration), and the fix;
+    under ``missing="fail"`` it is a failure's text."""
     rule, entry = policy.rule, committed.entry
     same = entry is not None and dict(entry.config) == committed.config
     which = "the committed configuration" if same else "the declared defaults"
@@ -181,10 +182,11 @@ def stale_message(nodeid: str, device: str, committed: Committed, stats: Stats, 
         of = "" if same else f" of {dict(entry.config) if entry else '?'}"
         change = f"{stats.median / baseline.median - 1:+.1%}"
         text += f", {change} against the stored baseline {rule.format(baseline.median)}{of}"
-    return (
-        f"{text}; its time is not checked until it is re-tuned: pytest --autotune=missing '{nodeid}' "
-        "(--autotune-missing=fail makes a stale entry fail)"
+    option = (
+        "--autotune-missing=fail" if policy.missing == "fail" else "--autotune-missing=fail makes it fail"
     )
+    retune = f"pytest --autotune=missing '{nodeid}'"
+    return f"{text}; its time is not checked until it is re-tuned: {retune} ({option})"
 
 
 def _stale(item: pytest.Item, device: str, committed: Committed, stats: Stats, policy: Policy) -> CheckReport:
