@@ -16,6 +16,7 @@ build.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -63,11 +64,22 @@ OPTIONAL_GUIDES = ("coming-from-triton", "scale-out")
 OPTIONAL_MARK = "optional-guides-go-here"
 
 
+#: index.md's navigation: ``<!-- toctree: Caption`` then one page per line, then ``-->``. A comment,
+#: because GitHub shows a ```{toctree} block as raw text; the build turns it into a hidden toctree.
+TOCTREE_COMMENT = re.compile(r"<!-- toctree: ([^\n]+)\n(.*?)-->\n", re.DOTALL)
+
+
+def _toctrees(text: str) -> str:
+    """``text`` with each toctree comment (:data:`TOCTREE_COMMENT`) made a hidden toctree."""
+    return TOCTREE_COMMENT.sub(lambda m: f"```{{toctree}}\n:caption: {m[1]}\n:hidden:\n\n{m[2]}```\n", text)
+
+
 def _optional_guides(app: object, docname: str, source: list[str]) -> None:
-    """Replace the mark in index.md's Guides toctree by the optional guides that exist."""
+    """Make index.md's toctree comments toctrees (:func:`_toctrees`), and replace the mark in its
+    Guides toctree by the optional guides that exist."""
     if docname == "index":
         present = "".join(f"{name}\n" for name in OPTIONAL_GUIDES if (HERE / f"{name}.md").exists())
-        source[0] = source[0].replace(f"{OPTIONAL_MARK}\n", present)
+        source[0] = _toctrees(source[0]).replace(f"{OPTIONAL_MARK}\n", present)
 
 
 def _index_outdated(

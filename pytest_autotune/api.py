@@ -56,6 +56,21 @@ MISPLACED_KEYS: Final[dict[str, str]] = {
     "atol": "check the result in the test body, e.g. numpy.testing.assert_allclose(..., atol=...)",
     "lang": "the backend follows the fixture the test requests (cl_context/cl_queue for OpenCL)",
     "compiler_options": "pass build options to the build: autotune.build(context, source, options=[...])",
+    "compiler": "the backend follows the fixture the test requests; pass build options with "
+    "autotune.build(context, source, options=[...])",
+    "defines": "autotune.build(..., defines=...) writes the configuration as defines; a dict given there "
+    "replaces it (merge: defines={**autotune.config, 'N': N})",
+    "smem_args": "declare local (shared) memory per work-group in bytes with "
+    "geometry=Geometry(local_memory=...) (from pytest_autotune import Geometry), so configurations beyond "
+    "the device's local memory are never tried; allocate it in the launch",
+    "cmem_args": "set constant-memory arguments up in the test body before the launch",
+    "texmem_args": "set texture-memory arguments up in the test body before the launch",
+    "kernel_name": "build the kernel in the test body: autotune.build(context, source) and launch it by name",
+    "kernel_source": "build the kernel in the test body: autotune.build(context, source)",
+    "arguments": "pass the kernel's arguments in the launch, inside autotune.measure",
+    "quiet": "use pytest -q",
+    "log": "use pytest's logging options, or --autotune-progress for CI logs",
+    "observers": "measure other quantities in the body with autotune.metric(name, fn) or autotune.record",
     "cache": "results are kept in autotune.json (--autotune-cache=PATH to move it)",
     "device": "choose the device with --autotune-device (or PYOPENCL_CTX)",
     "platform": "choose the device with --autotune-device (or PYOPENCL_CTX)",
@@ -120,7 +135,10 @@ def tunable(**declaration: Any) -> Callable[[F], F]:
     problems: list[str] = []  # raised when the test is known, so that the message can name it
     for name, value in declaration.items():
         reserved = name in POLICY_KEYS or name in DECLARATION_KEYS
-        if isinstance(value, Param) or (_is_value_list(value) and not reserved):
+        if name in MISPLACED_KEYS and not reserved:
+            # whatever its value (a list would otherwise become a parameter and a #define)
+            problems.append(_unknown_keyword(name, value))
+        elif isinstance(value, Param) or (_is_value_list(value) and not reserved):
             if reserved:
                 kind = "policy" if name in POLICY_KEYS else "declaration"
                 problems.append(f"{name!r} is a {kind} keyword and cannot name a parameter; rename it")

@@ -9,6 +9,7 @@ __all__ = [
     "AutotuneNoMeasurementWarning",
     "AutotuneRegressionWarning",
     "AutotuneSharedFixtureWarning",
+    "AutotuneStaleWarning",
     "AutotuneTransferWarning",
     "AutotuneWarning",
 ]
@@ -44,3 +45,8 @@ class AutotuneDefineWarning(AutotuneWarning):
 
 class AutotuneBusyBaselineWarning(AutotuneWarning):
     """A baseline was written whose noise gives it a tolerance above 30%: the machine was busy."""
+
+
+class AutotuneStaleWarning(AutotuneWarning):
+    """A plain run used a stale entry (the declaration changed since tuning): its time was not
+    judged against a baseline; ``--autotune-missing=fail`` makes it a failure."""

@@ -1,7 +1,8 @@
 """Bad-input drills of the declaration area: ``@tunable``/``@constraint`` declarations a user can get
 wrong (empty ranges, unknown names, cycles, empty spaces, values ``autotune.json`` cannot store,
 bad defaults, a ``where=`` that raises or returns a non-boolean, bad policy keywords, launch
-geometries with sizes of 0, four dimensions, a block-size name twice or a size worth infinity).
+geometries with sizes of 0, four dimensions, a block-size name twice or a size worth infinity, Kernel
+Tuner keywords given as lists, tuples, strings or callables, and a problem size written as a name).
 
 Each drill writes a test module with one wrong declaration and runs ``pytest --collect-only`` on it
 in a subprocess. A row passes when collection fails (nothing is tuned or run) and the output names
@@ -269,5 +270,38 @@ DRILLS: list[Drill] = [
         f"@tunable(BX=Pow2(1, 64), geometry=Geometry('1e400', block_size_names=['BX']))\n{BODY}",
         f"@tunable on {T}: Geometry: problem_size '1e400' gave inf",
         expected="collection fails naming test and the geometry's mistake",
+    ),
+    # -- issue 44, a new user's hour (wave4-user): Kernel Tuner keywords of any type, geometry strings --
+    *(
+        _case(
+            f"Kernel Tuner keyword {keyword}={value}",
+            f"@tunable(BX=Pow2(1, 64), {keyword}={value})\n{BODY}",
+            f"@tunable on {T}: keyword {keyword}=",
+            "does not belong on @tunable",
+            hint,
+            expected="collection fails naming test and keyword, with where it belongs (never a parameter)",
+        )
+        for keyword, value, hint in [
+            ("grid_div_x", "['BX', 'tile_x']", "geometry=Geometry(grid_div_x=...)"),
+            ("grid_div_y", "('BX',)", "geometry=Geometry(grid_div_y=...)"),
+            (
+                "compiler_options",
+                "['-cl-fast-relaxed-math']",
+                "autotune.build(context, source, options=[...])",
+            ),
+            ("answer", "[None, None]", "assert"),
+            ("verify", "lambda a, b, atol=None: True", "assert"),
+            ("iterations", "[7]", "repeat=N"),
+            ("lang", "'CUDA'", "fixture"),
+            ("smem_args", "{'sh': 4096}", "geometry=Geometry(local_memory=...)"),
+            ("cmem_args", "{'c': [1, 2]}", "constant-memory"),
+        ]
+    ),
+    _case(
+        "Geometry: problem_size='n' (a name, not a number)",
+        f"@tunable(BX=Pow2(1, 64), geometry=Geometry('n', block_size_names=['BX']))\n{BODY}",
+        f"@tunable on {T}: Geometry problem_size='n': unknown name 'n'",
+        "give a size of your own as a number",
+        expected="collection fails naming test and problem_size (not a 'constraint')",
     ),
 ]

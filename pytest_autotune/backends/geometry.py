@@ -340,7 +340,18 @@ def _reads(term: Any, names: Collection[str], what: str) -> tuple[str, ...]:
     if term is None or (isinstance(term, numbers.Real) and not isinstance(term, bool)):
         return ()
     if isinstance(term, str):
-        tree = check_restriction(term, names)
+        try:
+            tree = check_restriction(term, names)
+        except ConstraintError as exc:  # worded for a restriction: name the geometry field instead
+            field = what.removeprefix("Geometry ")
+            reason = str(exc).removeprefix(f"constraint {term!r}: ")
+            hint = (
+                f"; a string is an expression of the parameters: give a size of your own as a number "
+                f"({field}=4096, not {field}={term!r})"
+                if "unknown name" in reason
+                else ""
+            )
+            raise GeometryError(f"Geometry {field}={term!r}: {reason}{hint}") from exc
         used = {getattr(node, "id", None) for node in ast.walk(tree)}
         return tuple(n for n in names if n in used)
     if callable(term):

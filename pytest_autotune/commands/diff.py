@@ -2,19 +2,23 @@
 
 The store as committed at ``REF`` against the file in the working tree, entry by entry (device and
 test): entries added and dropped, and for an entry on both sides the parameters whose value changed
-(``BS: 64 -> 128``) and the baseline with its change (``100us -> 90us (-10.0%)``). Unchanged entries
-are counted, not listed. Printed as a terminal table, or with ``--md`` as a Markdown table for a
-pull-request comment. A file absent at ``REF`` reads as empty (every entry added); a damaged file on
-either side is an error naming the side.
+(``BS: 64 -> 128``) and the baseline with its change (``100us -> 90us (-10.0%)``), said to lie within
+or beyond the tolerance a plain run judged the old baseline with, so that a change inside the noise
+does not read as a regression. Each row gives the tolerance (and noise) of its baseline and why the
+entry changed (``declaration changed``, ``tuned again``, ``baseline re-measured``, ``new device``,
+...). Unchanged entries are counted, not listed. Printed as a terminal table, or with ``--md`` as
+Markdown for a pull-request comment, one table per device under its key. A file absent at ``REF``
+reads as empty (every entry added); a damaged file on either side is an error naming the side.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_autotune.commands.entry_text import baseline_text, config_text, value_text
+from pytest_autotune.commands.entry_text import baseline_text, config_text, tolerance_text, value_text
 from pytest_autotune.commands.errors import CommandError
 from pytest_autotune.commands.git_file import text_at
 from pytest_autotune.commands.show import load
@@ -22,6 +26,7 @@ from pytest_autotune.commands.table import markdown, text
 from pytest_autotune.entry import Baseline, StoreEntry
 from pytest_autotune.store.document import StoreError
 from pytest_autotune.store.reading import Store
+from pytest_autotune.timing.regression import Rule
 
 __all__ = ["changed_params", "diff", "entry_rows"]
 
@@ -53,30 +58,70 @@ def _baseline_change(old: Baseline | None, new: Baseline | None) -> str:
         return f"{baseline_text(old)} -> {baseline_text(new)}"
     if old.median == new.median:
         return baseline_text(new)
-    change = f" ({new.median / old.median - 1:+.1%})" if (old.unit or "s") == (new.unit or "s") else ""
+    change = ""
+    if (old.unit or "s") == (new.unit or "s"):
+        ratio = new.median / old.median - 1
+        tolerance = Rule().tolerance_for(old)
+        where = "within" if abs(ratio) <= tolerance + 1e-9 else "beyond"  # +10.0% of 10%: within
+        change = f" ({ratio:+.1%}, {where} the old tolerance {tolerance:.0%})"
     return f"{value_text(old.median, old.unit)} -> {value_text(new.median, new.unit)}{change}"
 
 
+def _tolerance(entry: StoreEntry | None) -> str:
+    """The tolerance (and noise) a plain run judges the entry's baseline with: ``24% (noise 12%)``."""
+    return tolerance_text(entry.baseline) if entry is not None and entry.baseline is not None else "-"
+
+
+def _why_changed(before: StoreEntry, after: StoreEntry) -> str:
+    """What differs between two versions of one entry, in the order a reviewer asks."""
+    reasons = []
+    if before.space_hash != after.space_hash:
+        reasons.append("declaration changed (space hash)")
+    if before.tuning != after.tuning:
+        trials = f" ({after.tuning.trials} trials, {after.tuning.strategy})" if after.tuning else ""
+        reasons.append(f"tuned again{trials}")
+    elif before.baseline != after.baseline:
+        reasons.append("baseline re-measured")
+    if dict(before.config) != dict(after.config) and before.tuning == after.tuning:
+        reasons.append("configuration edited")
+    if not reasons:
+        fields = [
+            name
+            for name in ("metrics", "history", "commit_info", "measured_at")
+            if getattr(before, name) != getattr(after, name)
+        ]
+        reasons.append(", ".join(fields) or "details")
+    return "; ".join(reasons)
+
+
 def entry_rows(old: Entries, new: Entries) -> tuple[list[list[str]], int]:
-    """The rows (device, test, change, configuration, baseline) and how many entries are unchanged."""
+    """The rows (device, test, change, configuration, baseline, tolerance, why) and how many
+    entries are unchanged."""
     rows, same = [], 0
+    old_tests, new_tests = {nodeid for _, nodeid in old}, {nodeid for _, nodeid in new}
     for key in sorted(set(old) | set(new)):
         device, nodeid = key
         before, after = old.get(key), new.get(key)
         if key not in old:
+            why = "first entry on this device" if nodeid in old_tests else "new test"
             row = [
                 "added",
                 config_text(after.config) if after else "(damaged)",
                 baseline_text(after.baseline if after else None),
+                _tolerance(after),
+                why,
             ]
         elif key not in new:
+            why = "dropped on this device" if nodeid in new_tests else "test gone"
             row = [
                 "dropped",
                 config_text(before.config) if before else "(damaged)",
                 baseline_text(before.baseline if before else None),
+                _tolerance(before),
+                why,
             ]
         elif before is None or after is None:
-            row = ["damaged" if after is None else "repaired", "", ""]
+            row = ["damaged" if after is None else "repaired", "", "", _tolerance(after), ""]
         elif before.to_json() == after.to_json():
             same += 1
             continue
@@ -87,6 +132,8 @@ def entry_rows(old: Entries, new: Entries) -> tuple[list[list[str]], int]:
                 what,
                 params or config_text(after.config),
                 _baseline_change(before.baseline, after.baseline),
+                _tolerance(after),
+                _why_changed(before, after),
             ]
         rows.append([device, nodeid, *row])
     return rows, same
@@ -111,13 +158,32 @@ def diff(path: Path, ref: str, *, as_markdown: bool = False) -> list[str]:
     added, dropped = kinds.count("added"), kinds.count("dropped")
     counts = f"{added} added, {dropped} dropped, {len(rows) - added - dropped} changed, {same} unchanged"
     title = f"{path} since {ref} ({short}){absent}: {counts}"
-    header = ["device", "test", "change", "configuration", "baseline"]
+    header = ["device", "test", "change", "configuration", "baseline", "tolerance (noise)", "why"]
     if not rows:
         return [title]
     if as_markdown:
-        return [f"**{title}**", "", *_markdown(header, rows)]
+        return [f"**{title}**", *_by_device(rows)]
     return [title, *text(header, rows)]
+
+
+def _by_device(rows: list[list[str]]) -> list[str]:
+    """One Markdown table per device, under its key (which no row repeats); the test is the second
+    column, where :func:`_markdown` writes it as code."""
+    lines: list[str] = []
+    header = ["change", "test", "why", "configuration", "baseline", "tolerance (noise)"]
+    for device in dict.fromkeys(row[0] for row in rows):
+        group = [[r[2], r[1], r[6], r[3], r[4], r[5]] for r in rows if r[0] == device]
+        lines += ["", f"Device {_code_span(device)}:", ""]
+        lines += _markdown(header, group)
+    return lines
 
 
 def _markdown(header: list[str], rows: list[list[str]]) -> list[str]:
     return markdown(header, [[row[0], f"`{row[1]}`", *row[2:]] for row in rows])
+
+
+def _code_span(value: str) -> str:
+    """``value`` as Markdown inline code, fenced by more backticks than any run inside it."""
+    fence = "`" * (max((len(run) for run in re.findall("`+", value)), default=0) + 1)
+    pad = " " if value.startswith("`") or value.endswith("`") else ""
+    return f"{fence}{pad}{value}{pad}{fence}"

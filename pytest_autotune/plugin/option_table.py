@@ -78,8 +78,8 @@ OPTIONS: Final[tuple[Option, ...]] = (
     ),
     Option(
         "budget",
-        "tuning budget per test: evaluations (60), a duration (90s, 10min) or both (60|10min: "
-        "whichever comes first); default 100 evaluations",
+        "tuning budget per test: a number of evaluations (e.g. 200), a duration (e.g. 90s, 10min) or "
+        "both (e.g. 200|10min: whichever comes first); default 100 evaluations",
         metavar="BUDGET",
         policy_key="budget",
     ),
@@ -115,7 +115,8 @@ OPTIONS: Final[tuple[Option, ...]] = (
     ),
     Option(
         "missing",
-        "a test without a tuned entry for this device: warn (default) or fail",
+        "a test without an up-to-date entry for this device (none: its defaults run; or a stale one, "
+        "whose declaration changed since tuning: its time is not judged): warn (default) or fail",
         metavar="warn|fail",
         policy_key="missing",
     ),

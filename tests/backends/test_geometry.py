@@ -111,6 +111,24 @@ def test_check_names_what_is_not_a_parameter() -> None:
         Geometry(local_size=lambda p: p["T"]).check(names)
 
 
+@pytest.mark.parametrize(
+    ("geometry", "named"),
+    [
+        (Geometry("n"), "Geometry problem_size='n': unknown name 'n'"),
+        (Geometry(("n", 16)), "Geometry problem_size='n': unknown name 'n'"),
+        (Geometry(10, grid_div_y=["BX", "m"]), "Geometry grid_div_y='m': unknown name 'm'"),
+        (Geometry(10, local_memory="4 * k"), "Geometry local_memory='4 * k': unknown name 'k'"),
+    ],
+)
+def test_a_bad_geometry_string_names_its_field_not_a_constraint(geometry: Geometry, named: str) -> None:
+    """Issue 44: ``problem_size="n"`` was reported as "constraint 'n'"."""
+    with pytest.raises(GeometryError) as info:
+        geometry.check(("BX", "WPT"))
+    assert named in str(info.value)
+    assert "constraint" not in str(info.value)
+    assert "give a size of your own as a number" in str(info.value)
+
+
 def test_autotune_launch_applies_the_declared_geometry() -> None:
     def fixture(geometry: Geometry | None) -> Autotune:
         autotune = Autotune(

@@ -104,10 +104,16 @@ def test_diff_lists_added_dropped_retuned_and_rebaselined(
     lines = out.splitlines()
     assert lines[0].endswith(": 1 added, 1 dropped, 2 changed, 0 unchanged")
     rows = {line.split("  ")[1].strip(): " ".join(line.split()) for line in lines[3:]}
-    assert rows["t.py::test_a"] == f"{DEVICE} t.py::test_a re-tuned BS: 64 -> 128 1ms -> 800us (-20.0%)"
-    assert rows["t.py::test_b"] == f"{DEVICE} t.py::test_b baseline BS=32 2ms -> 2.2ms (+10.0%)"
-    assert rows["t.py::test_c"] == f"{DEVICE} t.py::test_c dropped BS=8 500us"
-    assert rows["t.py::test_d"] == f"{DEVICE} t.py::test_d added BS=16 300us"
+    assert rows["t.py::test_a"] == (
+        f"{DEVICE} t.py::test_a re-tuned BS: 64 -> 128 1ms -> 800us (-20.0%, beyond the old tolerance 10%) "
+        "10% baseline re-measured; configuration edited"
+    )
+    assert rows["t.py::test_b"] == (
+        f"{DEVICE} t.py::test_b baseline BS=32 2ms -> 2.2ms (+10.0%, within the old tolerance 10%) 10% "
+        "baseline re-measured"
+    )
+    assert rows["t.py::test_c"] == f"{DEVICE} t.py::test_c dropped BS=8 500us 10% test gone"
+    assert rows["t.py::test_d"] == f"{DEVICE} t.py::test_d added BS=16 300us 10% new test"
 
 
 def test_diff_writes_markdown_for_a_pull_request(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -117,9 +123,70 @@ def test_diff_writes_markdown_for_a_pull_request(repo: Path, capsys: pytest.Capt
     lines = out.splitlines()
     assert lines[0].startswith("**")
     assert lines[0].endswith("1 added, 3 dropped, 0 changed, 0 unchanged**")
-    assert lines[2] == "| device | test | change | configuration | baseline |"
-    assert lines[3] == "|---|---|---|---|---|"
-    assert f"| {DEVICE} | `t.py::test_a\\|x` | added | BS=64 | 1ms |" in lines
+    assert lines[2] == f"Device `{DEVICE}`:"
+    assert lines[4] == "| change | test | why | configuration | baseline | tolerance (noise) |"
+    assert lines[5] == "|---|---|---|---|---|---|"
+    assert "| added | `t.py::test_a\\|x` | new test | BS=64 | 1ms | 10% |" in lines
+
+
+def _tuned(
+    config: dict[str, Any], median: float, noise: float, *, trials: int, space: str = "abc"
+) -> dict[str, Any]:
+    entry = _entry(config, median, noise)
+    entry["space_hash"] = space
+    entry["tuning"] = {
+        "trials": trials,
+        "counts": {"ok": trials},
+        "strategy": "bo",
+        "seed": 1,
+        "duration": 9.0,
+    }
+    return entry
+
+
+def test_diff_md_gives_the_noise_says_why_and_groups_by_device(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 44: +40.8% on an unchanged configuration read like a regression; no reason for a re-tune;
+    the long device key in every row."""
+    gpu = "NVIDIA H200 / driver 570 / a long device key"
+    old = {
+        "t.py::test_a": _tuned({"BS": 64}, 1e-3, 0.41, trials=20),
+        "t.py::test_b": _tuned({"BS": 32}, 2e-3, 0.02, trials=20),
+        "t.py::test_c": _tuned({"BS": 8}, 5e-4, 0.02, trials=20),
+    }
+    data = {"schema_version": 1, "devices": {DEVICE: {"tests": old}, gpu: {"tests": {}}}}
+    (repo / "autotune.json").write_text(json.dumps(data))
+    _git(repo, "commit", "-qam", "noisy")
+    new = {
+        "t.py::test_a": {**old["t.py::test_a"], "baseline": {"median": 1.408e-3, "unit": "s", "noise": 0.3}},
+        "t.py::test_b": _tuned({"BS": 64}, 1.5e-3, 0.02, trials=30, space="def"),
+        "t.py::test_c": old["t.py::test_c"],
+    }
+    gpu_tests = {"t.py::test_a": _tuned({"BS": 256}, 1e-5, 0.02, trials=30)}
+    data = {"schema_version": 1, "devices": {DEVICE: {"tests": new}, gpu: {"tests": gpu_tests}}}
+    (repo / "autotune.json").write_text(json.dumps(data))
+    status, out, _ = _run(capsys, "diff", "HEAD", "--md", "--file", str(repo / "autotune.json"))
+    assert status == 0
+    lines = out.splitlines()
+    assert lines[0].endswith("1 added, 0 dropped, 2 changed, 1 unchanged**")
+    assert [line for line in lines if line.startswith("Device ")] == [
+        f"Device `{gpu}`:",
+        f"Device `{DEVICE}`:",
+    ]
+    assert sum(gpu in line for line in lines) == 1  # the key heads its table, no row repeats it
+    rebaselined = next(line for line in lines if "`t.py::test_a`" in line and "baseline re-measured" in line)
+    assert rebaselined == (
+        "| baseline | `t.py::test_a` | baseline re-measured | BS=64 | "
+        "1ms -> 1.41ms (+40.8%, within the old tolerance 82%) | 60% (noise 30%) |"
+    )
+    retuned = next(line for line in lines if "`t.py::test_b`" in line)
+    assert (
+        "| re-tuned | `t.py::test_b` | declaration changed (space hash); tuned again (30 trials, bo) |"
+        in retuned
+    )
+    assert "beyond the old tolerance 10%" in retuned
+    assert "| added | `t.py::test_a` | first entry on this device | BS=256 | 10us | 10% (noise 2%) |" in lines
 
 
 def test_diff_with_nothing_changed_says_so(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:

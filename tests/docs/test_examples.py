@@ -1,7 +1,8 @@
 """The documentation's example tests run as published: tuned, written to autotune.json, then checked.
 
 The files under ``docs/examples/`` are the ones README and the documentation show (README's copy is
-kept equal by ``test_readme.py``); the budget is cut so that these runs take seconds.
+kept equal by ``test_readme.py``, the pages' inline copies by ``test_pages_on_github.py``); the
+budget is cut so that these runs take seconds.
 """
 
 from __future__ import annotations

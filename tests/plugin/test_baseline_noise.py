@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from pytest_autotune.entry import Baseline
+from pytest_autotune.plugin.report.summary_text import format_value
 from pytest_autotune.store import Store, apply_changes
 from pytest_autotune.timing.regression import BASELINE_PROCESSES, NOISE_TOLERANCE_K, PROCESS_RUNS
 
@@ -122,6 +123,12 @@ def test_tuning_and_refreshing_measure_the_baseline_in_fresh_processes(
     median, noise = _expected(SPEEDS[BASELINE_PROCESSES : 2 * BASELINE_PROCESSES])
     assert (refreshed["median"], refreshed["processes"]) == (pytest.approx(median), BASELINE_PROCESSES)
     assert refreshed["noise"] == pytest.approx(noise, abs=1e-4)
+    # issue 44: the summary prints what is stored, not this process's first measurement (100us)
+    stored, was = format_value(refreshed["median"], "s"), format_value(baseline["median"], "s")
+    assert stored != was
+    result.stdout.fnmatch_lines(
+        [f"*test_k.py::test_k*{stored}*baseline*", f"*test_k.py::test_k  stored {stored} (was {was}, *"]
+    )
 
 
 def test_without_isolation_the_baseline_is_measured_here_without_noise(

@@ -175,6 +175,48 @@ def test_misplaced_keywords_say_where_they_belong(keyword: str, hint: str) -> No
     assert hint in str(caught.value)
 
 
+# -- issue 44 item 1: a Kernel Tuner keyword is refused whatever its value type ---------------------------
+@pytest.mark.parametrize(
+    ("keyword", "value", "hint"),
+    [
+        ("grid_div_x", ["block_size_x", "tile_x"], "geometry=Geometry(grid_div_x=...)"),
+        ("grid_div_y", ("block_size_y",), "geometry=Geometry(grid_div_y=...)"),
+        ("grid_div_z", "block_size_z", "geometry=Geometry(grid_div_z=...)"),
+        ("problem_size", (1000, 1000), "geometry=Geometry(problem_size=...)"),
+        ("local_size", lambda p: (p["x"],), "geometry=Geometry(local_size=...)"),
+        ("compiler_options", ["-cl-fast-relaxed-math"], "autotune.build(context, source, options=[...])"),
+        ("compiler_options", ("-O3",), "options=[...]"),
+        ("answer", [None, None], "assert"),
+        ("answer", None, "assert"),
+        ("verify", lambda a, b, atol=None: True, "assert"),
+        ("atol", 1e-6, "assert_allclose"),
+        ("iterations", [7], "repeat=N"),
+        ("lang", "OpenCL", "fixture"),
+        ("lang", ["CUDA"], "fixture"),
+        ("smem_args", {"sh": 4096}, "geometry=Geometry(local_memory=...)"),
+        ("cmem_args", {"c": [1, 2]}, "constant-memory"),
+        ("texmem_args", [1, 2], "texture-memory"),
+        ("defines", {"N": 4}, "defines="),
+        ("max_fevals", [100], "budget=N"),
+        ("metrics", ["GFLOP/s"], "autotune.metric"),
+        ("kernel_name", ["gemm"], "autotune.build"),
+        ("arguments", [1, 2], "autotune.measure"),
+    ],
+)
+def test_kernel_tuner_keywords_are_refused_whatever_their_value(keyword: str, value: Any, hint: str) -> None:
+    """A list or tuple once became a tuned parameter (and a #define); every value type now gets the hint."""
+    with pytest.raises(PolicyError) as caught:
+
+        @tunable(x=[1, 2], **{keyword: value})
+        def test_k(autotune: Any) -> None: ...
+
+    message = str(caught.value)
+    assert "test_k" in message
+    assert f"keyword {keyword}=" in message
+    assert "does not belong on @tunable" in message
+    assert hint in message
+
+
 # -- 15: a source that redefines a tuned define ---------------------------------------------------------
 def test_redefined_tuned_defines_are_found_with_their_line() -> None:
     source = textwrap.dedent(

@@ -94,8 +94,41 @@ def test_the_per_parameter_view_has_a_panel_per_parameter(tmp_path: Path) -> Non
     best = figure.axes[0].lines[0].get_ydata()
     assert best[4] == pytest.approx(1.0)  # BS=16 is the best value, in ms
     assert [t.get_text() for t in figure.legends[0].get_texts()] == [
-        "trial", "best per value", "failed (1)", "winner's value",
+        "trial", "best per value", "failed (1)", "winner's value (at its own time)",
     ]  # fmt: skip
+
+
+def _stars(figure: Any) -> list[tuple[float, float]]:
+    """The winner's star of each panel, as (x, y) in the plotted data."""
+    return [
+        tuple(collection.get_offsets()[0])
+        for axes in figure.axes
+        for collection in axes.collections
+        if collection.get_label().startswith("winner's value")
+    ]
+
+
+@pytest.mark.parametrize(("median", "expected_ms"), [(2.4e-3, 2.4), (None, 2.0)])
+def test_the_winners_star_sits_at_its_own_time_not_on_the_best_per_value(
+    tmp_path: Path, median: float | None, expected_ms: float
+) -> None:
+    """Issue 44: the star sat on the best-per-value line (another configuration's time). The winner
+    here is BS=8, MODE=a (trial 2 ms): its own time is its finalist median, else its trial's."""
+    trace = _trace()
+    trace = SearchTrace(
+        **{
+            **trace.__dict__,
+            "finalists": (Finalist({"BS": 8, "MODE": "a"}, median, ("winner",)), *trace.finalists[1:]),
+        }
+    )
+    figure = draw_parameters(trace, tmp_path / "p.png", title="t.py::test_x")
+    stars = _stars(figure)
+    assert stars == [
+        (3, pytest.approx(expected_ms)),
+        (0, pytest.approx(expected_ms)),
+    ]  # BS=8 is x=3, a is x=0
+    best_a = figure.axes[1].lines[0].get_ydata()[0]
+    assert best_a == pytest.approx(1.0)  # the best per value of MODE=a is BS=16's 1 ms: not the star's
 
 
 def test_values_are_ordered_naturally() -> None:

@@ -6,8 +6,10 @@ import math
 
 import pytest
 
+from pytest_autotune.commands.entry_text import tolerance_text
 from pytest_autotune.plugin.report.markdown import markdown_report
 from pytest_autotune.plugin.report.results import AutotuneResult
+from pytest_autotune.store import Store
 
 FAILING = """
 def test_plain_failure():
@@ -48,8 +50,15 @@ def test_tuning_and_check_runs_are_summarised(
     rows = table(checked)
     mode, change, interval, tolerance, verdict, _ = rows["test_k.py::test_a"]
     assert (mode, change, interval, verdict) == ("check", "+100.0% vs baseline", "–", "❌ regression")
-    assert tolerance.startswith("+")
-    assert "(limit " in tolerance
+    # issue 44: the tolerance reads as `show` gives it, the limit beside it labelled as such
+    stored = Store.load(project.path / "autotune.json")
+    (device,) = stored.devices()
+    entry = stored.entry(device, "test_k.py::test_a")
+    assert entry is not None
+    assert entry.baseline is not None
+    shown = tolerance_text(entry.baseline).split()[0]
+    assert tolerance.startswith(f"{shown} (limit +")
+    assert tolerance.endswith(" with the noise band)")
     assert rows["test_k.py::test_b"][:5] == [
         "check",
         "+0.0% vs baseline",

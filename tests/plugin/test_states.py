@@ -77,7 +77,8 @@ def test_stale_entries_keep_a_still_valid_config_and_are_retuned_by_missing(
     result.stdout.fnmatch_lines(
         [
             "stale (re-tune: pytest --autotune=missing): 2",
-            "  test_k.py::test_a  100us vs 100us (+0.0%)  the search space changed since it was tuned",
+            "  test_k.py::test_a  100us vs 100us (+0.0%, not judged)  the search space changed since it was "
+            "tuned",
         ]
     )
     hashes = {k: v["space_hash"] for k, v in stored_entries().items()}
@@ -88,6 +89,64 @@ def test_stale_entries_keep_a_still_valid_config_and_are_retuned_by_missing(
     assert all(after[k]["space_hash"] != hashes[k] for k in hashes)
     assert after["test_k.py::test_b"]["config"] == {"A": 4, "B": 3}
     project.runpytest().stdout.fnmatch_lines(["checked 2: 2 passed"])
+
+
+SLOW_DEFAULT_TIMER = """
+import pytest
+
+
+class OnlyAThreeIsFast:
+    def __call__(self, fn, autotune):
+        return fn(), 1e-4 if autotune.config["A"] == 3 else 7.4e-4
+
+
+@pytest.fixture
+def autotune_timer():
+    return OnlyAThreeIsFast()
+"""
+
+
+def _narrowed(project: pytest.Pytester) -> None:
+    """Tune (A=3 wins), then narrow the space so that A=3 is gone: the tests fall back to the
+    (slow) defaults, +640% over the stored baseline of another configuration."""
+    project.makeconftest(SLOW_DEFAULT_TIMER)
+    project.makepyfile(test_k=RECORDING)
+    project.runpytest("--autotune").assert_outcomes(passed=2)
+    project.makepyfile(test_k=RECORDING.replace("Interval(1, 6, default=1)", "Interval(1, 2, default=1)"))
+
+
+def test_a_stale_entry_warns_on_the_test_and_in_the_markdown_and_fails_on_request(
+    project: pytest.Pytester,
+) -> None:
+    """Issue 44: a stale entry whose defaults ran +636.9% slower passed with one summary line."""
+    _narrowed(project)
+    summary = project.path / "summary.md"
+    warned = project.runpytest(f"--autotune-report-md={summary}")
+    warned.assert_outcomes(passed=2, warnings=2)
+    warned.stdout.fnmatch_lines(
+        [
+            "*test_k.py:*: AutotuneStaleWarning: test_k.py::test_a: stale entry on host:*: the search space "
+            "changed since it was tuned; ran the declared defaults {'A': 1, 'B': 1} "
+            "at 740us, +640.0% against the stored baseline 100us of {'A': *, 'B': *}; its time is not "
+            "checked until it is re-tuned: pytest --autotune=missing 'test_k.py::test_a' "
+            "(--autotune-missing=fail *",
+        ]
+    )
+    warned.stdout.fnmatch_lines(["  test_k.py::test_a  740us  100us * +640.0% (not judged)  stale"])
+    text = summary.read_text()
+    assert "⚠️ 2 tunable tests: 2 stale" in text
+    assert "| ⚠️ stale entry, not checked |" in text
+    assert (
+        "- `test_k.py::test_a` (⚠️ stale entry, not checked): the search space changed since it was tuned"
+        in text
+    )
+    failing = project.runpytest("--autotune-missing=fail")
+    failing.assert_outcomes(failed=2)
+    assert failing.ret == pytest.ExitCode.TESTS_FAILED
+    failing.stdout.fnmatch_lines(["*stale entry on host:*+640.0% against the stored baseline*"])
+    as_errors = project.runpytest("-W", "error::pytest_autotune.warning_types.AutotuneStaleWarning")
+    as_errors.assert_outcomes(failed=2)
+    assert "Traceback" not in as_errors.stdout.str()
 
 
 def test_unused_entries_are_reported_and_pruned_only_on_a_full_run(

@@ -151,7 +151,7 @@ def test_from_triton_declares_the_list_or_a_space_containing_it() -> None:
     assert space.size == 3
     every = space.configs(space.at_index(range(space.size)))
     assert {(c["BM"], c["BK"], c["num_warps"], c["num_stages"]) for c in every} == listed
-    assert space.default_config() == {"BM": 128, "BK": 64, "num_warps": 8, "num_stages": 3, "num_ctas": 1}
+    assert space.default_config() == {"BM": 128, "BK": 64, "num_warps": 8, "num_stages": 3}  # no num_ctas
     wide = from_triton(configs, exact=False, extra={"BK": [128]})
     assert "restrictions" not in wide
     wide_space = build_space(wide)
@@ -161,3 +161,27 @@ def test_from_triton_declares_the_list_or_a_space_containing_it() -> None:
         from_triton([{"BM": 1, "BK": 2}, {"BM": 2}])
     with pytest.raises(ValueError, match="exact=False"):
         from_triton(configs, extra={"BK": [128]})
+
+
+def test_from_triton_declares_only_the_launch_options_the_list_sets() -> None:
+    """Issue 44: ``num_ctas: 1`` and ``num_stages: 3`` (``triton.Config``'s defaults) were declared
+    for lists that never set them; an option another config sets away from the default stays."""
+    pytest.importorskip("triton")
+    import triton
+
+    plain = from_triton([triton.Config({"BM": 128}, num_warps=8), triton.Config({"BM": 64}, num_warps=4)])
+    assert sorted(name for name in plain if name != "restrictions") == ["BM", "num_warps"]
+    space = build_space({n: v for n, v in plain.items() if n != "restrictions"}, plain["restrictions"])
+    assert space.default_config() == {"BM": 128, "num_warps": 8}
+    only_kwargs = from_triton([triton.Config({"BM": 128}), triton.Config({"BM": 64})])
+    assert sorted(only_kwargs) == ["BM", "restrictions"]
+    staged = from_triton([triton.Config({"BM": 128}), triton.Config({"BM": 64}, num_stages=4, num_ctas=2)])
+    assert sorted(staged) == ["BM", "num_ctas", "num_stages", "restrictions"]
+    space = build_space({n: v for n, v in staged.items() if n != "restrictions"}, staged["restrictions"])
+    every = space.configs(space.at_index(range(space.size)))
+    assert {tuple(sorted(c.items())) for c in every} == {
+        (("BM", 128), ("num_ctas", 1), ("num_stages", 3)),  # the default, kept where another differs
+        (("BM", 64), ("num_ctas", 2), ("num_stages", 4)),
+    }
+    mixed = from_triton([{"BM": 128, "num_stages": 3}, triton.Config({"BM": 64})])
+    assert sorted(mixed) == ["BM", "num_stages", "restrictions"]  # a dict declares what it holds

@@ -1,11 +1,17 @@
 """A ``triton.autotune`` config list as a ``@tunable`` declaration: a one-line migration.
 
 ``@tunable(**from_triton(configs))`` declares the parameters a list of ``triton.Config`` (or of
-plain dicts) uses: each kwarg (``BLOCK_SIZE_M``, ...) and ``num_warps``/``num_stages`` (and
-``num_ctas``/``maxnreg`` where a config sets them) becomes a ``Set`` of the values the list
-holds, its default the value of the first config. The test launches with
-``kernel[grid](..., **autotune.config)``: Triton takes constexprs and ``num_warps``/``num_stages``
-as launch keywords alike.
+plain dicts) uses: each kwarg (``BLOCK_SIZE_M``, ...) and ``num_warps``/``num_stages``/
+``num_ctas``/``maxnreg`` becomes a ``Set`` of the values the list holds, its default the value of
+the first config. The test launches with ``kernel[grid](..., **autotune.config)``: Triton takes
+constexprs and ``num_warps``/``num_stages`` as launch keywords alike.
+
+A ``triton.Config`` cannot tell a launch option the user set from its own default
+(``num_warps=4, num_stages=3, num_ctas=1, maxnreg=None``). An option that every config leaves at
+that default is not declared: the configurations shown and stored hold only what the list varies
+or sets otherwise, and a launch without the option gets Triton's own default, which is the same
+on NVIDIA GPUs (on AMD GPUs Triton's ``num_stages`` default is 2: to keep 3 there, write the
+configs as plain dicts). A plain dict declares exactly what it holds.
 
 * ``exact=True`` (the default) keeps exactly the listed configurations (a restriction on the
   tuple of values), which is what ``triton.autotune`` tries; the search then needs fewer than all
@@ -28,28 +34,36 @@ from pytest_autotune.space.params import Set
 
 __all__ = ["config_dicts", "from_triton"]
 
-#: Launch options of a ``triton.Config`` besides its kwargs, as they are passed to a launch.
-_OPTIONS: Final = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+#: Launch options of a ``triton.Config`` besides its kwargs, with ``triton.Config``'s defaults.
+_OPTIONS: Final[dict[str, Any]] = {"num_warps": 4, "num_stages": 3, "num_ctas": 1, "maxnreg": None}
 
 
 def config_dicts(configs: Iterable[Any]) -> list[dict[str, Any]]:
-    """Each config as one flat dict: its kwargs, then the launch options it sets."""
+    """Each config as one flat dict: its kwargs, then the launch options it sets; an option every
+    ``triton.Config`` of the list leaves at ``triton.Config``'s default is left out (module docstring)."""
     flat: list[dict[str, Any]] = []
+    options: list[dict[str, Any] | None] = []  # per config: a triton.Config's launch options, or None
     for position, config in enumerate(configs):
         if isinstance(config, Mapping):
             flat.append(dict(config))
+            options.append(None)
             continue
         kwargs = getattr(config, "kwargs", None)
         if not isinstance(kwargs, Mapping):
             raise TypeError(
                 f"config {position}: a {type(config).__name__}; expected a triton.Config or a dict"
             )
-        entry = dict(kwargs)
-        for option in _OPTIONS:
-            value = getattr(config, option, None)
-            if value is not None:
-                entry[option] = value
-        flat.append(entry)
+        flat.append(dict(kwargs))
+        options.append({option: getattr(config, option, None) for option in _OPTIONS})
+    in_dicts = {name for entry, values in zip(flat, options, strict=True) if values is None for name in entry}
+    kept = [
+        option
+        for option, default in _OPTIONS.items()
+        if option in in_dicts or any(values[option] != default for values in options if values is not None)
+    ]
+    for entry, values in zip(flat, options, strict=True):
+        if values is not None:
+            entry.update({option: values[option] for option in kept if values[option] is not None})
     return flat
 
 

@@ -5,7 +5,7 @@ derives its tolerance from that noise (:meth:`pytest_autotune.timing.regression.
 On a busy machine the noise, and so the tolerance, can reach 100% and more: a real slowdown of 30%
 then passes every plain run. Nothing in a passing run shows it, so the user is told when the
 baseline is written (after tuning, and ``--autotune-update-baseline``), with the command that
-measures it again.
+measures it again. The warning points at the user's test (its file and line), not at this module.
 """
 
 from __future__ import annotations
@@ -13,9 +13,12 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, Final
 
+from pytest_autotune.plugin.modes.user_warnings import warn_at_test
 from pytest_autotune.warning_types import AutotuneBusyBaselineWarning
 
 if TYPE_CHECKING:
+    import pytest
+
     from pytest_autotune.entry import Baseline
     from pytest_autotune.timing.regression import Rule
 
@@ -41,10 +44,16 @@ def busy_message(nodeid: str, device: str, baseline: Baseline, rule: Rule) -> st
     )
 
 
-def warn_if_busy(nodeid: str, device: str, baseline: Baseline, rule: Rule) -> float:
-    """Warn (:class:`AutotuneBusyBaselineWarning`) when :func:`busy_message` has a text; returns the
-    tolerance the new baseline will be judged with."""
+def warn_if_busy(
+    nodeid: str, device: str, baseline: Baseline, rule: Rule, *, item: pytest.Item | None = None
+) -> float:
+    """Warn (:class:`AutotuneBusyBaselineWarning`) when :func:`busy_message` has a text, at the
+    definition of ``item`` (the test) when given; returns the tolerance the new baseline will be
+    judged with."""
     message = busy_message(nodeid, device, baseline, rule)
     if message is not None:
-        warnings.warn(AutotuneBusyBaselineWarning(message), stacklevel=2)
+        if item is None:
+            warnings.warn(AutotuneBusyBaselineWarning(message), stacklevel=2)
+        else:
+            warn_at_test(item, AutotuneBusyBaselineWarning(message))
     return rule.tolerance_for(baseline)

@@ -14,7 +14,7 @@ meter it is given (:mod:`pytest_autotune.plugin.modes.baseline`: fresh processes
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from pytest_autotune.entry import StoreEntry
@@ -26,18 +26,23 @@ from pytest_autotune.plugin.modes.baseline import (
     measure_again,
 )
 from pytest_autotune.plugin.modes.committed import Committed
+from pytest_autotune.plugin.modes.user_warnings import warn_at_test
 from pytest_autotune.plugin.workers.runner import run_final
 from pytest_autotune.policy import Policy
 from pytest_autotune.timing.measure import Stats, least_disturbed
 from pytest_autotune.timing.regression import CONFIRMATIONS, Verdict
-from pytest_autotune.warning_types import AutotuneNoMeasurementWarning, AutotuneRegressionWarning
+from pytest_autotune.warning_types import (
+    AutotuneNoMeasurementWarning,
+    AutotuneRegressionWarning,
+    AutotuneStaleWarning,
+)
 
 if TYPE_CHECKING:
     import pytest
 
     from pytest_autotune.space.base import Space
 
-__all__ = ["CheckReport", "Committed", "check", "regression_message", "select_config"]
+__all__ = ["CheckReport", "Committed", "check", "regression_message", "select_config", "stale_message"]
 
 
 def select_config(space: Space, entry: StoreEntry | None, policy: Policy) -> Committed:
@@ -120,6 +125,8 @@ def check(
             f"tune it: pytest --autotune=missing '{item.nodeid}'"
         )
         return CheckReport("missing", config, stats, message=committed.reason, failure=missing)
+    if committed.state == "stale":
+        return _stale(item, autotune.device, committed, stats, policy)
     if committed.state != "committed":
         return CheckReport(committed.state, config, stats, message=committed.reason)
     if update_baseline is not None:
@@ -159,3 +166,38 @@ def check(
         return CheckReport("regression", config, stats, verdict, message, failure=message)
     warnings.warn(AutotuneRegressionWarning(f"{item.nodeid}: {message}"), stacklevel=2)
     return CheckReport("regression", config, stats, verdict, message)
+
+
+def stale_message(nodeid: str, device: str, committed: Committed, stats: Stats, policy: Policy) -> str:
+    """What a plain run on a stale entry ran, how its time compares with the stored baseline (not a
+    verdict: that baseline may be another configuration's, of another declaration), and the fix;
+    under ``missing="fail"`` it is a failure's text."""
+    rule, entry = policy.rule, committed.entry
+    same = entry is not None and dict(entry.config) == committed.config
+    which = "the committed configuration" if same else "the declared defaults"
+    ran = rule.format(stats.median)
+    text = f"stale entry on {device}: {committed.reason}; ran {which} {committed.config} at {ran}"
+    baseline = entry.baseline if entry is not None else None
+    if baseline is not None and baseline.median:
+        of = "" if same else f" of {dict(entry.config) if entry else '?'}"
+        change = f"{stats.median / baseline.median - 1:+.1%}"
+        text += f", {change} against the stored baseline {rule.format(baseline.median)}{of}"
+    option = (
+        "--autotune-missing=fail" if policy.missing == "fail" else "--autotune-missing=fail makes it fail"
+    )
+    retune = f"pytest --autotune=missing '{nodeid}'"
+    return f"{text}; its time is not checked until it is re-tuned: {retune} ({option})"
+
+
+def _stale(item: pytest.Item, device: str, committed: Committed, stats: Stats, policy: Policy) -> CheckReport:
+    """A stale entry: a warning on the test, or a failure under ``--autotune-missing=fail`` (or when
+    warnings are errors)."""
+    message = stale_message(item.nodeid, device, committed, stats, policy)
+    report = CheckReport("stale", committed.config, stats, message=committed.reason)
+    if policy.missing == "fail":
+        return replace(report, failure=message)
+    try:
+        warn_at_test(item, AutotuneStaleWarning(f"{item.nodeid}: {message}"))
+    except AutotuneStaleWarning:  # -W error: the warning is the failure, without a traceback
+        return replace(report, failure=message)
+    return report

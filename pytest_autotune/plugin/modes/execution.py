@@ -272,7 +272,7 @@ def _tune(
         )
     )
     result.device_info = session.devices.info_for(plan.device)
-    result.tolerance = warn_if_busy(item.nodeid, plan.device, new_baseline, plan.policy.rule)
+    result.tolerance = warn_if_busy(item.nodeid, plan.device, new_baseline, plan.policy.rule, item=item)
     remember(session.config.stash, plan.device, item.nodeid, result.entry)
     progress.done(_done_text(result))
     return result, None
@@ -304,7 +304,9 @@ def _check(
         metrics = _metrics(autotune, report.new_baseline.stats.median, plan.policy.unit)
         baseline = report.new_baseline.to_entry(plan.policy.unit)
         result.entry = replace(entry, baseline=baseline, commit_info=None, metrics=metrics)
-        result.tolerance = warn_if_busy(item.nodeid, plan.device, baseline, plan.policy.rule)
+        # the time reported is the one stored (fresh processes), not this process's first measurement
+        result.stats, result.metrics = report.new_baseline.stats.to_dict(), metrics
+        result.tolerance = warn_if_busy(item.nodeid, plan.device, baseline, plan.policy.rule, item=item)
         result.device_info = session.devices.info_for(plan.device)
     return result, report.failure
 

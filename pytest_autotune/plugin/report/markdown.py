@@ -34,14 +34,16 @@ _MARKS: Final = {
     "tuned": "✅ tuned",
     "baseline-updated": "✅ baseline updated",
     "missing": "➖ no entry (defaults)",
-    "stale": "➖ stale entry",
+    "stale": "⚠️ stale entry, not checked",
     "unchecked": "➖ not checked",
     "unmeasured": "➖ never measured",
 }
 #: States that fail a test (their reason is the autotune one, not the failure's first line).
 FAILED_STATES: Final = ("regression", "tune-failed", "failed", "refused")
-#: States that fail (or, for inconclusive, warn about) a test: each gets its reason below the table.
-_RED: Final = (*FAILED_STATES, "inconclusive")
+#: States that warn: the run could not judge the kernel (a stale entry: no baseline of this declaration).
+_WARNED: Final = ("inconclusive", "stale")
+#: States that fail (or, for inconclusive and stale, warn about) a test: each gets its reason below the table.
+_RED: Final = (*FAILED_STATES, *_WARNED)
 
 
 def _cell(text: Any) -> str:
@@ -81,7 +83,10 @@ def _check_row(result: AutotuneResult) -> list[str]:
     change = f"{median / baseline - 1:+.1%} vs baseline" if median and baseline else "–"
     tolerance = "–"
     if result.limit and baseline:
-        tolerance = f"{result.limit / baseline - 1:+.1%} (limit {_value(result.limit, result.unit)})"
+        # the tolerance as `show` gives it, then the limit it led to (tolerance plus the noise band)
+        limit = f"limit {result.limit / baseline - 1:+.1%} = {_value(result.limit, result.unit)}"
+        limit += " with the noise band"
+        tolerance = f"{result.tolerance:.0%} ({limit})" if result.tolerance is not None else limit
     note = result.message if result.state not in _RED else ""
     return [
         "check",
@@ -125,7 +130,7 @@ def _headline(results: list[AutotuneResult], failures: list[tuple[str, str]]) ->
     counts = Counter(result.state for result in results)
     parts = [f"{n} {state}" for state, n in sorted(counts.items())]
     red = sum(counts[state] for state in FAILED_STATES) + len(failures)
-    mark = "❌" if red else "⚠️" if counts["inconclusive"] else "✅"
+    mark = "❌" if red else "⚠️" if any(counts[state] for state in _WARNED) else "✅"
     return (
         f"{mark} {len(results)} tunable test{'s' if len(results) != 1 else ''}: {', '.join(parts) or 'none'}"
     )
@@ -156,7 +161,10 @@ def markdown_report(
     if reds or failed:
         lines += ["", "### Why", ""]
         for result in reds:
-            lines.append(f"- {_code(result.nodeid)} ({_MARKS[result.state]}): {_cell(result.message)}")
+            reason = result.message
+            if result.state == "stale":
+                reason += f"; re-tune: {_code(f'pytest --autotune=missing {result.nodeid}')}"
+            lines.append(f"- {_code(result.nodeid)} ({_MARKS[result.state]}): {_cell(reason)}")
         for nodeid, reason in failed:
             lines.append(f"- {_code(nodeid)} (❌ failed): {_cell(reason)}")
     return "\n".join(lines) + "\n"

@@ -5,7 +5,9 @@ how much a parameter matters at all. One panel per parameter; its values are cat
 x axis in their natural order (numbers by size, others by their text); each trial is a dot over
 its value (spread a little sideways so that equal values stay visible), the best trial of each
 value is joined by a line, failed trials are red crosses along the top edge, and the winner's
-value is a gold star on that value's best. One legend below the panels serves them all.
+value is a gold star at the winner's own time (its finalist median, or its own trial's time when
+it was not re-measured), not on that value's best, which another configuration may have set. One
+legend below the panels serves them all.
 Drawn on an Agg canvas like :mod:`pytest_autotune.plugin.report.plot`, whose scale and tick
 helpers it shares; matplotlib is imported only when a picture is drawn.
 """
@@ -22,7 +24,7 @@ from pytest_autotune.plugin.report.plot import plain_log_ticks, time_scale, wrap
 if TYPE_CHECKING:
     from pytest_autotune.plugin.report.search_trace import SearchTrace
 
-__all__ = ["draw_parameters", "ordered_values"]
+__all__ = ["draw_parameters", "ordered_values", "winner_time"]
 
 #: Most panels in one row.
 COLUMNS: Final = 3
@@ -61,9 +63,11 @@ def draw_parameters(trace: SearchTrace, path: Path, *, title: str) -> Any:
     low, high = (min(measured), max(measured)) if measured else (0.0, 1.0)
     log = low > 0 and high / low > 20
     winner = trace.finalist("winner")
+    own = winner_time(trace)
     for k, name in enumerate(trace.params):
         axes: Any = figure.add_subplot(rows, columns, k + 1)
-        _panel(axes, trace, k, scale, log, winner.config.get(name) if winner else None)
+        chosen = winner.config.get(name) if winner and own is not None else None
+        _panel(axes, trace, k, scale, log, chosen, own / scale if own is not None else None)
         axes.set_xlabel(name)
         if k % columns == 0:
             axes.set_ylabel(f"{'time' if trace.unit == 's' else trace.unit} [{unit}]")
@@ -79,7 +83,28 @@ def draw_parameters(trace: SearchTrace, path: Path, *, title: str) -> Any:
     return figure
 
 
-def _panel(axes: Any, trace: SearchTrace, k: int, scale: float, log: bool, chosen: Any) -> None:
+def winner_time(trace: SearchTrace) -> float | None:
+    """The winner's own time: its finalist median, else the best of its own trials (None when
+    neither is known)."""
+    winner = trace.finalist("winner")
+    if winner is None:
+        return None
+    if winner.median is not None:
+        return winner.median
+    own = tuple(winner.config.get(name) for name in trace.params)
+    times = [
+        t
+        for values, (t, _) in zip(trace.configs, trace.trials, strict=True)
+        if values == own and t is not None
+    ]
+    if not times:
+        return None
+    return max(times) if trace.maximize else min(times)
+
+
+def _panel(
+    axes: Any, trace: SearchTrace, k: int, scale: float, log: bool, chosen: Any, at: float | None
+) -> None:
     """One parameter's panel: trials over its values, the best per value, failures, the winner."""
     column = [values[k] for values in trace.configs]
     order = ordered_values(column)
@@ -111,13 +136,17 @@ def _panel(axes: Any, trace: SearchTrace, k: int, scale: float, log: bool, chose
         axes.scatter(
             failed, [top] * len(failed), marker="x", color="tab:red", s=20, label=f"failed ({len(failed)})"
         )
-    if chosen is not None and repr(chosen) in position:
-        x = position[repr(chosen)]
-        at = [y for (px, y) in best if px == x]
-        if at:
-            axes.scatter(
-                [x], at, marker="*", color="gold", edgecolors="black", s=140, zorder=3, label="winner's value"
-            )
+    if chosen is not None and at is not None and repr(chosen) in position:
+        axes.scatter(
+            [position[repr(chosen)]],
+            [at],
+            marker="*",
+            color="gold",
+            edgecolors="black",
+            s=140,
+            zorder=3,
+            label="winner's value (at its own time)",
+        )
     axes.set_xticks(range(len(order)), [str(value) for value in order], rotation=45 if len(order) > 8 else 0)
     if log:
         axes.set_yscale("log")

@@ -46,7 +46,8 @@ def _change(result: AutotuneResult) -> str:
     baseline = (result.baseline or {}).get("median")
     if median is None or not baseline:
         return ""
-    return f"{median / baseline - 1:+.1%}"
+    judged = " (not judged)" if result.state == "stale" else ""  # a baseline of another declaration
+    return f"{median / baseline - 1:+.1%}{judged}"
 
 
 def _limit(result: AutotuneResult) -> str:

@@ -119,10 +119,16 @@ def _state_line(result: AutotuneResult) -> str:
     median = (result.stats or {}).get("median")
     baseline = (result.baseline or {}).get("median")
     parts = [f"  {result.nodeid}"]
-    if median is not None and baseline:
+    if result.state == "baseline-updated" and median is not None:
+        was = ""
+        if baseline:
+            was = f" (was {format_value(baseline, result.unit)}, {median / baseline - 1:+.1%})"
+        parts.append(f"stored {format_value(median, result.unit)}{was}")
+    elif median is not None and baseline:
+        judged = ", not judged" if result.state == "stale" else ""  # the baseline of another declaration
         parts.append(
             f"{format_value(median, result.unit)} vs {format_value(baseline, result.unit)} "
-            f"({median / baseline - 1:+.1%})"
+            f"({median / baseline - 1:+.1%}{judged})"
         )
     if result.message:
         parts.append(result.message)

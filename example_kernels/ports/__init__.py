@@ -1,0 +1,1 @@
+"""Ports of CLTune's and pyATF's examples (a package: see ``example_kernels/__init__.py``)."""

@@ -1,0 +1,1 @@
+"""Triton examples on the ``torch`` backend (a package: see ``example_kernels/__init__.py``)."""
