@@ -4,6 +4,7 @@ from __future__ import annotations
 
 __all__ = [
     "AutotuneBusyBaselineWarning",
+    "AutotuneClockWarning",
     "AutotuneDefineWarning",
     "AutotuneInconclusiveWarning",
     "AutotuneNoMeasurementWarning",
@@ -44,3 +45,8 @@ class AutotuneDefineWarning(AutotuneWarning):
 
 class AutotuneBusyBaselineWarning(AutotuneWarning):
     """A baseline was written whose noise gives it a tolerance above 30%: the machine was busy."""
+
+
+class AutotuneClockWarning(AutotuneWarning):
+    """The clock ``--autotune-clock`` asked for cannot judge a test, or a check could not judge on
+    it (``cpu`` on a GPU; a baseline without CPU times; parallelism not judged on a busy machine)."""
