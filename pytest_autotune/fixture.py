@@ -150,19 +150,21 @@ class Autotune:
                 self._sync()
         warm_up(self._timer, call)  # a GPU timer's time-based warm-up (clocks rise)
         seconds: list[float] = []
-        cpu: list[float] = []
+        cpu: list[float] | None = []
         result: Any = None
         for _ in range(repeat):
             result, elapsed, used = read_clocks(self._timer, call, self)
             self._check_value(elapsed, positive=True, what=f"the timer {type(self._timer).__name__} returned")
             seconds.append(float(elapsed))
-            cpu.append(max(float(used), _CPU_RESOLUTION))  # a call below the clock's resolution
+            if used is None or cpu is None or bad_value(used, positive=False) is not None:
+                cpu = None  # the timer reads no CPU time
+            else:  # a call below the clock's resolution reads 0, which no time may be
+                cpu.append(max(float(used), _CPU_RESOLUTION))
         self.timing = Stats.of(seconds, cpu)
         self._times.extend(seconds)
         if self.policy.objective == "time":
             self._samples.extend(seconds)
-            if self._cpu is not None:
-                self._cpu.extend(cpu)
+            self._cpu = None if cpu is None or self._cpu is None else [*self._cpu, *cpu]
         return result  # type: ignore[no-any-return]
 
     def record(self, value: float) -> None:

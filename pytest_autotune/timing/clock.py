@@ -28,10 +28,11 @@ What CPU time cannot see:
   devices, and ``cpu`` on another device is refused for that test with a warning
   (:func:`resolve_clock`).
 
-A timer may read both clocks itself by defining ``time_both(fn, autotune) -> (result, wall, cpu)``
-(the default timer does, and so do the fake timers of :mod:`pytest_autotune.testing`, which report
-a CPU time computed like their wall time); for any other timer :func:`read_clocks` reads the
-process's CPU time around its call.
+A timer reads both clocks by defining ``time_both(fn, autotune) -> (result, wall, cpu)``: the
+default timer does, and so do the fake timers of :mod:`pytest_autotune.testing`, which report a
+CPU time computed like their wall time. Any other timer (a simulator, a user's own) reports no CPU
+time, since the time it reports need not be the work this process did: its tests are judged on
+``wall`` whatever the clock.
 """
 
 from __future__ import annotations
@@ -103,16 +104,15 @@ def on_clock(measured: _Measured, clock: Clock) -> _Measured | None:
     return getattr(measured, "cpu", None) if clock == CPU else measured
 
 
-def read_clocks(timer: Any, fn: Callable[[], Any], autotune: Any) -> tuple[Any, float, float]:
-    """Run ``fn`` once with ``timer``: ``(result, wall seconds, cpu seconds)``.
+def read_clocks(timer: Any, fn: Callable[[], Any], autotune: Any) -> tuple[Any, float, float | None]:
+    """Run ``fn`` once with ``timer``: ``(result, wall seconds, CPU seconds)``.
 
-    A timer with ``time_both(fn, autotune)`` answers both itself; for any other
-    (``timer(fn, autotune) -> (result, seconds)``) the CPU time is the process's around its call.
+    A timer with ``time_both(fn, autotune)`` answers both; any other
+    (``timer(fn, autotune) -> (result, seconds)``) no CPU time (None; module docstring).
     """
     both = getattr(timer, "time_both", None)
     if callable(both):
         result, wall, cpu = both(fn, autotune)
         return result, wall, cpu
-    start = cpu_seconds()
     result, wall = timer(fn, autotune)
-    return result, wall, cpu_seconds() - start
+    return result, wall, None

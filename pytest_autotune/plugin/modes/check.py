@@ -107,17 +107,16 @@ _CLOCK_NAMES = {WALL: "wall/device time", CPU: "CPU time"}
 
 
 def judging_clock(clock: Clock, baseline: Baseline, stats: Stats) -> tuple[Clock, str]:
-    """The clock a check judges on: ``clock``, unless the baseline or the measurement lacks its
-    CPU times; then ``wall`` with the reason."""
-    if clock != CPU:
-        return clock, ""
+    """The clock a check judges on: ``clock``, unless the measurement has no CPU times (values that
+    are not times of ``autotune.measure``, a timer that reads none: ``wall``, silently) or the
+    baseline has none (``wall``, with the reason)."""
+    if clock != CPU or stats.cpu is None:  # values that are no times of measure(), a timer without CPU
+        return WALL, ""
     if baseline.cpu is None:
         return WALL, (
             "judged on wall time: the baseline has no CPU time (measured before pytest-autotune read "
             "the CPU clock); re-measure it to judge on CPU time: pytest --autotune-update-baseline"
         )
-    if stats.cpu is None:
-        return WALL, "judged on wall time: the test's values are not times read by autotune.measure"
     return clock, ""
 
 
