@@ -190,7 +190,7 @@ def check(
         verdict, parallel = judge(stats)
     judged = _judged_report(clock, note, parallel)
     if verdict.state != "regression" and parallel.state != "dropped":
-        return judged(CheckReport(verdict.state, config, stats, verdict, note))
+        return judged(CheckReport(verdict.state, config, stats, verdict))
     message = regression_message(item.nodeid, autotune.device, verdict, policy, config, clock)
     if verdict.state != "regression":
         message = f"performance regression on {autotune.device}: {parallel.message}; config {config}"
