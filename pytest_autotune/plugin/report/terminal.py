@@ -284,7 +284,7 @@ def _benchmark(result: AutotuneResult) -> dict[str, Any]:
             **(result.metrics or {}),  # as pytest-benchmark users write benchmark.extra_info[name]
             **({"autotune_pruned": result.pruned} if result.pruned else {}),
             **({"autotune_tolerance": result.tolerance} if result.tolerance is not None else {}),
-            **({"autotune_clock": clock_fields(result)} if result.clock else {}),
+            **({"autotune_clock": clock_fields(result)} if result.clock and not result.compare else {}),
             **(
                 {
                     "autotune_compare": json_fields(result.compare),
