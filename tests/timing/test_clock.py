@@ -182,3 +182,14 @@ def test_the_parallelism_guard_says_why_it_could_not_judge(
     verdict = judge_parallelism(current, baseline, None, load=load)
     assert verdict.state == "unjudged"
     assert why in verdict.message
+
+
+def test_show_gives_the_tolerance_of_the_clock_the_entry_was_judged_on() -> None:
+    from pytest_autotune.commands.entry_text import tolerance_text
+    from pytest_autotune.entry import Baseline
+
+    cpu = Baseline(2e-4, noise=0.03, processes=5)
+    assert (
+        tolerance_text(Baseline(1e-4, noise=0.2, processes=5, clock="cpu", cpu=cpu)) == "10% (cpu noise 3%)"
+    )
+    assert tolerance_text(Baseline(1e-4, noise=0.2, processes=5, clock="wall", cpu=cpu)) == "40% (noise 20%)"
