@@ -104,6 +104,12 @@ def test_tuning_and_refreshing_measure_the_baseline_in_fresh_processes(
     assert baseline["median"] == pytest.approx(median)
     assert baseline["noise"] == pytest.approx(noise, abs=1e-4)
     assert baseline["processes"] == BASELINE_PROCESSES
+    # the CPU clock's baseline too (the fake timer's CPU time equals its wall time): its own
+    # middle process and noise, and a parallelism of 1 in every process
+    assert baseline["cpu"]["median"] == pytest.approx(median)
+    assert baseline["cpu"]["noise"] == pytest.approx(noise, abs=1e-4)
+    assert (baseline["cpu"]["parallelism"], baseline["cpu"]["parallelism_noise"]) == (1.0, 0.0)
+    assert baseline["clock"] == "cpu"  # on the host, a CPU device, the run judged on CPU time
     calls = _calls(per_process)
     by_pid: dict[int, list[bool]] = defaultdict(list)
     for pid, tuning in calls:
