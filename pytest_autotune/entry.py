@@ -47,8 +47,8 @@ _ENTRY_KEYS: Final = frozenset(
 #: How ``measured_at`` is written: UTC to the second (such strings sort by time).
 MOMENT_FORMAT: Final = "%Y-%m-%dT%H:%M:%SZ"
 _BASELINE_KEYS: Final = frozenset(
-    {"median", "iqr", "q1", "q3", "min", "rounds", "unit", "noise", "processes"}
-)
+    {"median", "iqr", "q1", "q3", "min", "rounds", "unit", "noise", "processes", "clock", "cpu"}
+) | {"parallelism", "parallelism_noise"}
 _TUNING_KEYS: Final = frozenset({"trials", "counts", "strategy", "seed", "duration"})
 _COMMIT_KEYS: Final = frozenset({"id", "branch", "dirty"})
 
@@ -158,6 +158,7 @@ class Baseline:
     medians spread over 12% of the baseline; :func:`pytest_autotune.timing.regression.between_process_noise`)
     and ``processes`` their number; both None for a baseline measured in one process (older entries,
     ``--autotune-isolate=none``), which the rule judges with its plain tolerance.
+    All of it is the wall clock's; ``cpu`` the same on the CPU clock, ``clock`` the one its run judged on.
     """
 
     median: float
@@ -169,6 +170,10 @@ class Baseline:
     unit: str | None = None
     noise: float | None = None
     processes: int | None = None
+    clock: str | None = None
+    cpu: Baseline | None = None
+    parallelism: float | None = None
+    parallelism_noise: float | None = None
 
     @classmethod
     def from_json(cls, data: Any, *, where: str, path: str = "baseline") -> Baseline:
@@ -177,17 +182,22 @@ class Baseline:
         reader.only(_BASELINE_KEYS, frozenset({"median"}))
         unit = reader.string("unit") if "unit" in data else None
         times = unit in (None, TIME_UNIT)
-        values: dict[str, Any] = {"unit": unit}
+        values: dict[str, Any] = {"unit": unit, "clock": data.get("clock")}
         values["median"] = reader.number("median", positive=times)
-        for key in ("q1", "q3", "min", "iqr", "noise"):  # a spread is never negative
-            if key in data:
-                values[key] = reader.number(key, non_negative=times or key in ("iqr", "noise"))
+        for key in ("q1", "q3", "min", "iqr", "noise", "parallelism", "parallelism_noise"):
+            if key in data:  # a spread is never negative
+                values[key] = reader.number(key, non_negative=times or key not in ("q1", "q3", "min"))
         if "rounds" in data:
             values["rounds"] = reader.integer("rounds")
         if "processes" in data:
             values["processes"] = reader.integer("processes")
             if values["processes"] < 1:
                 raise reader.error("processes", f"must be a positive integer, got {_show(data['processes'])}")
+        if data.get("clock", "wall") not in ("wall", "cpu"):
+            raise reader.error("clock", f"must be 'wall' or 'cpu', got {_show(data['clock'])}")
+        if "cpu" in data and (not times or path != "baseline"):
+            raise reader.error("cpu", "is only for a time baseline, not inside its own cpu block")
+        values["cpu"] = cls.from_json(data["cpu"], where=where, path=f"{path}.cpu") if "cpu" in data else None
         return cls(**values)
 
     @classmethod
@@ -196,16 +206,12 @@ class Baseline:
     ) -> Baseline:
         """The baseline of a measurement (rounded to 6 significant digits, the noise to 4), checked
         like a stored one; ``noise`` and ``processes`` as the class says."""
-        data = stats.baseline(unit)
-        if noise is not None:
-            data["noise"] = float(f"{noise:.4g}")
-        if processes is not None:
-            data["processes"] = processes
-        return cls.from_json(data, where="the measured baseline")
+        data = {**stats.baseline(unit), "noise": noise and float(f"{noise:.4g}"), "processes": processes}
+        return cls.from_json({k: v for k, v in data.items() if v is not None}, where="the measured baseline")
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object (fields that are None are left out, as they were absent when read)."""
-        return {key: value for key, value in asdict(self).items() if value is not None}
+        return {k: v.to_json() if k == "cpu" else v for k, v in vars(self).items() if v is not None}
 
 
 @dataclass(frozen=True)
@@ -300,16 +306,10 @@ class StoreEntry:
             "config": {k: list(v) if isinstance(v, tuple) else v for k, v in self.config.items()},
             "space_hash": self.space_hash,
         }
-        if self.baseline is not None:
-            data["baseline"] = self.baseline.to_json()
-        if self.tuning is not None:
-            data["tuning"] = self.tuning.to_json()
-        if self.commit_info is not None:
-            data["commit_info"] = dict(self.commit_info)
-        if self.metrics is not None:
-            data["metrics"] = dict(self.metrics)
-        if self.history is not None:
-            data["history"] = self.history.to_json()
+        for key in ("baseline", "tuning", "history", "commit_info", "metrics"):  # (written sorted)
+            part = getattr(self, key)
+            if part is not None:
+                data[key] = part.to_json() if hasattr(part, "to_json") else dict(part)
         if self.measured_at is not None:
             data["measured_at"] = self.measured_at
         return data

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from pytest_autotune.backends.base import Backend, BackendError
 from pytest_autotune.outcome import Rejected
+from pytest_autotune.timing.clock import read_clocks
 from pytest_autotune.timing.measure import MEASURE_REPEAT, TRIAL_REPEAT, Stats, Timer, bad_value, warm_up
 from pytest_autotune.timing.metrics import MetricError, RunMetrics
 
@@ -70,7 +71,11 @@ class Autotune:
         self.geometry = geometry
         self._config: dict[str, Any] = {}
         self._samples: list[float] = []
+        self._cpu: list[float] | None = []
         self._times: list[float] = []
+        #: The CPU seconds of each sample :meth:`end_run` returned last (one per sample), or ``()``
+        #: when those samples are not all times read by :meth:`measure` (``timing.clock``).
+        self.ended_cpu: tuple[float, ...] = ()
         self._metrics = RunMetrics()
         self._repeat_default = MEASURE_REPEAT
         self._warmup_default: int | None = None
@@ -127,7 +132,8 @@ class Autotune:
         them) that device time is used; otherwise the wall-clock time, after ``sync()`` (and the
         backend's synchronisation, e.g. ``cl_queue.finish()`` when the test uses ``cl_queue``).
         With the default objective ``"time"`` each timed call is one sample of the objective; with
-        another objective the timings are only kept in :attr:`timing`.
+        another objective the timings are only kept in :attr:`timing`. Each timed call is also
+        read on the process's CPU clock (``autotune.timing.cpu``; :mod:`pytest_autotune.timing.clock`).
         """
         if warmup is None:
             run_default = self._warmup_default  # a mode's choice: the test's own setting wins
@@ -144,15 +150,21 @@ class Autotune:
                 self._sync()
         warm_up(self._timer, call)  # a GPU timer's time-based warm-up (clocks rise)
         seconds: list[float] = []
+        cpu: list[float] | None = []
         result: Any = None
         for _ in range(repeat):
-            result, elapsed = self._timer(call, self)
+            result, elapsed, used = read_clocks(self._timer, call, self)
             self._check_value(elapsed, positive=True, what=f"the timer {type(self._timer).__name__} returned")
             seconds.append(float(elapsed))
-        self.timing = Stats.of(seconds)
+            if used is None or cpu is None or bad_value(used, positive=False) is not None:
+                cpu = None  # the timer reads no CPU time
+            else:  # a call below the clock's resolution reads 0, which no time may be
+                cpu.append(max(float(used), _CPU_RESOLUTION))
+        self.timing = Stats.of(seconds, cpu)
         self._times.extend(seconds)
         if self.policy.objective == "time":
             self._samples.extend(seconds)
+            self._cpu = None if cpu is None or self._cpu is None else [*self._cpu, *cpu]
         return result  # type: ignore[no-any-return]
 
     def record(self, value: float) -> None:
@@ -163,6 +175,7 @@ class Autotune:
         """
         self._check_value(value, positive=self.policy.objective == "time", what="autotune.record got")
         self._samples.append(float(value))
+        self._cpu = None  # a recorded value has no CPU time: the samples are judged on one clock
 
     def metric(self, name: str, value: float | Callable[[float], float]) -> None:
         """Record a named metric of this configuration, beside its time (e.g. ``"GFLOP/s"``).
@@ -278,6 +291,8 @@ class Autotune:
         replaces the policy's warm-up calls unless the test set them."""
         self._config = dict(config)
         self._samples = []
+        self._cpu = []
+        self.ended_cpu = ()
         self._times = []
         self._metrics = RunMetrics()
         self._repeat_default = repeat_default
@@ -298,7 +313,10 @@ class Autotune:
             values = self.metric_values()
         if objective in values:
             self._samples.append(values[objective])
-        samples, self._samples = self._samples, []
+            self._cpu = None
+        cpu = self._cpu or []
+        self.ended_cpu = tuple(cpu) if len(cpu) == len(self._samples) else ()
+        samples, self._samples, self._cpu = self._samples, [], []
         if completed and not samples and self._times and objective != "time":
             self._fail(
                 f"the test called autotune.measure() but never recorded its objective {objective!r}; "
@@ -309,6 +327,11 @@ class Autotune:
 
     def __repr__(self) -> str:
         return f"<autotune {self.nodeid} device={self.device!r} config={self._config!r}>"
+
+
+#: The least CPU time a timed call is given (seconds): a call shorter than the CPU clock's
+#: resolution reads 0, which no time may be.
+_CPU_RESOLUTION = 1e-9
 
 
 def _builders_hint() -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 __all__ = [
     "AutotuneBusyBaselineWarning",
+    "AutotuneClockWarning",
     "AutotuneDefineWarning",
     "AutotuneInconclusiveWarning",
     "AutotuneNoMeasurementWarning",
@@ -50,3 +51,8 @@ class AutotuneBusyBaselineWarning(AutotuneWarning):
 class AutotuneStaleWarning(AutotuneWarning):
     """A plain run used a stale entry (the declaration changed since tuning): its time was not
     judged against a baseline; ``--autotune-missing=fail`` makes it a failure."""
+
+
+class AutotuneClockWarning(AutotuneWarning):
+    """The clock ``--autotune-clock`` asked for cannot judge a test, or a check could not judge on
+    it (``cpu`` on a GPU; a baseline without CPU times; parallelism not judged on a busy machine)."""

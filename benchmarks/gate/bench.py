@@ -23,9 +23,17 @@ gate's targets of issue 43 (:func:`~benchmarks.gate.analysis.targets_rows`). Raw
 ``--out`` (JSON); ``--from-json`` prints the tables of such a file again, and ``--calibrate`` adds
 the resampled choice of baseline processes and noise multiple.
 
+``--clock auto|wall|cpu`` is passed to every run as ``--autotune-clock`` (environment
+``PYTEST_AUTOTUNE_CLOCK``), so that one build measures the gate judging on wall time and on the
+process's CPU time (``auto``, the default: CPU time, since every kernel of the project runs on a CPU
+device, PoCL or the host). The recorder records, and the tables judge, the same clock; the
+baselines and their tolerances are those of that clock (``baseline.cpu`` of the entries).
+
     python -m benchmarks gate --modes relative --kernels saxpy,gemm,conv2d,reduction,transpose \
         --load 2 --checks 10
+    python -m benchmarks gate --modes absolute --checks 25
     python -m benchmarks gate --quick
+    python -m benchmarks gate --quick --clock wall
 """
 
 from __future__ import annotations
@@ -79,6 +87,7 @@ def baselines(project: Path, events: list[dict[str, Any]]) -> dict[str, KernelBa
 
     store = Store.load(project / "autotune.json")
     entries = {nodeid: entry for device in store.devices() for nodeid, entry in store.entries(device).items()}
+    entries = {nodeid: _on_judged_clock(entry) for nodeid, entry in entries.items()}
     today: dict[str, list[Measurement]] = defaultdict(list)
     workers: dict[tuple[str, int], list[Measurement]] = defaultdict(list)
     probes: dict[tuple[str, int], dict[str, float]] = {}
@@ -110,6 +119,16 @@ def baselines(project: Path, events: list[dict[str, Any]]) -> dict[str, KernelBa
             *policy[nodeid],
         )
     return found
+
+
+def _on_judged_clock(entry: Any) -> Any:
+    """``entry`` with the baseline of the clock its tuning run judged on (``baseline.clock``)."""
+    from dataclasses import replace
+
+    base = entry.baseline
+    if base is not None and base.clock == "cpu" and base.cpu is not None:
+        return replace(entry, baseline=base.cpu)
+    return entry
 
 
 def _junit(path: Path) -> dict[str, tuple[float, bool]]:
@@ -181,7 +200,14 @@ def check_run(
 
 def environment(args: argparse.Namespace, today: Path) -> dict[str, str]:
     """The environment of every run: the recorder's inputs."""
-    return {**os.environ, "GATE_TODAY": str(today), "GATE_RECORD_ALL": "1" if args.record_all else "0"}
+    clock = {"auto": "cpu"}.get(args.clock, args.clock)  # the project's kernels run on CPU devices
+    return {
+        **os.environ,
+        "GATE_TODAY": str(today),
+        "GATE_RECORD_ALL": "1" if args.record_all else "0",
+        "PYTEST_AUTOTUNE_CLOCK": args.clock,
+        "GATE_CLOCK": clock,
+    }
 
 
 def print_header(args: argparse.Namespace, kernels: list[str]) -> None:
@@ -190,7 +216,7 @@ def print_header(args: argparse.Namespace, kernels: list[str]) -> None:
     print(f"gate_bench: {uptime} ({os.cpu_count()} CPUs)")
     print(
         f"modes {args.modes}, kernels {', '.join(kernels)}, {args.checks} checks per cell, "
-        f"--load {args.load} during the checks, tuning budget {args.budget}"
+        f"--load {args.load} during the checks, tuning budget {args.budget}, --autotune-clock={args.clock}"
     )
     print(
         f"absolute baseline: {BASELINE_PROCESSES} fresh processes x the least disturbed of {PROCESS_RUNS} "
@@ -366,6 +392,12 @@ def main() -> None:
     parser.add_argument("--load", type=int, default=0, help="busy processes during the checks")
     parser.add_argument("--budget", default="10", help="--autotune-budget of the tuning run")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--clock",
+        choices=("auto", "wall", "cpu"),
+        default="auto",
+        help="--autotune-clock of every run (default auto: CPU time on these CPU devices)",
+    )
     parser.add_argument(
         "--quick",
         action="store_true",

@@ -145,6 +145,12 @@ class Backend(ABC):
         """The hard launch limits of ``device`` (the default: nothing known)."""
         return DeviceLimits()
 
+    def is_cpu(self, device: Any) -> bool:
+        """Whether ``device`` computes on the host's CPU, in threads of the measuring process (the
+        default: no). On such a device a regression check may judge the CPU time the process
+        consumed instead of the wall time (:mod:`pytest_autotune.timing.clock`)."""
+        return False
+
     def unavailable(self) -> str | None:
         """Why no device of this kind can be used here (a tunable test on it is then skipped with
         that reason), None when one can. The default, None, lets device selection raise instead

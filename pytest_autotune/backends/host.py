@@ -69,6 +69,10 @@ class HostBackend(Backend):
         """The host, whatever ``spec`` says (device specs name accelerators)."""
         return HostDevice(_cpu_model())
 
+    def is_cpu(self, device: Any) -> bool:
+        """Yes: host kernels (numpy, Python) run in the measuring process."""
+        return True
+
     def key(self, device: Any) -> str:
         """``host:<cpu model>``."""
         return f"host:{device.cpu}"

@@ -26,11 +26,15 @@ def config_text(config: Mapping[str, Any]) -> str:
 
 def tolerance_text(baseline: Baseline) -> str:
     """The tolerance a plain run judges ``baseline`` with under the default rule: ``10%``, or
-    ``24% (noise 12%)`` when its noise sets it (a tolerance set per test or session is not known here)."""
+    ``24% (noise 12%)`` when its noise sets it (a tolerance set per test or session is not known here),
+    on the clock the writing run judged on (``4% (cpu noise 2%)``: its ``cpu`` baseline)."""
+    clock = ""
+    if baseline.clock == "cpu" and baseline.cpu is not None:
+        baseline, clock = baseline.cpu, "cpu "
     tolerance = Rule().tolerance_for(baseline)
     if baseline.noise is None:
         return f"{tolerance:.0%}"
-    return f"{tolerance:.0%} (noise {baseline.noise:.0%})"
+    return f"{tolerance:.0%} ({clock}noise {baseline.noise:.0%})"
 
 
 def baseline_text(baseline: Baseline | None) -> str:

@@ -101,6 +101,11 @@ class DeviceResolver:
         """The device key of a test given its fixture names."""
         return self.assignment(self.backend_for(fixturenames)).key
 
+    def is_cpu_for(self, fixturenames: Iterable[str]) -> bool:
+        """Whether the device of a test with these fixture names is the host's CPU (``Backend.is_cpu``)."""
+        found = self.assignment(self.backend_for(fixturenames))
+        return found.backend.is_cpu(found.device)
+
     def device(self, backend: str) -> Any:
         """This process's device of the backend named ``backend`` (what its fixtures use)."""
         return self.assignment(get_backend(backend)).device

@@ -127,6 +127,14 @@ OPTIONS: Final[tuple[Option, ...]] = (
         policy_key="check",
     ),
     Option(
+        "clock",
+        "the clock regression verdicts (stored baselines, --autotune-compare) judge: cpu (the CPU time "
+        "the measuring process consumed, all threads: steady on a shared machine), wall (device or "
+        "wall time) or auto (default: cpu on CPU devices such as PoCL, wall otherwise); both are "
+        "measured and reported, tuning always ranks by device or wall time",
+        metavar="auto|wall|cpu",
+    ),
+    Option(
         "isolate",
         "where tuning trials run: process (a worker subprocess per test; a crash or hang fails only "
         "that trial), none (in the pytest process) or auto (default: process on POSIX systems); "

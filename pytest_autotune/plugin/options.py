@@ -30,6 +30,7 @@ from pytest_autotune.plugin.option_table import (
 from pytest_autotune.plugin.report.progress import DEFAULT_PROGRESS_EVERY, ProgressEvery
 from pytest_autotune.plugin.report.target import foreign_index
 from pytest_autotune.policy import PolicyError, parse_tolerance_spec
+from pytest_autotune.timing.clock import ClockChoice, check_choice
 from pytest_autotune.values import is_number_text, parse_bool, parse_duration
 
 if TYPE_CHECKING:
@@ -72,6 +73,8 @@ class Settings:
     parallel: int | str = 1
     #: The Dask scheduler whose devices run the searches (``--autotune-cluster``), None: this host.
     cluster: str | None = None
+    #: The clock regression verdicts judge (``--autotune-clock``; :mod:`pytest_autotune.timing.clock`).
+    clock: ClockChoice = "auto"
 
     @property
     def tuning(self) -> bool:
@@ -226,6 +229,11 @@ def resolve(config: pytest.Config, validate_policy: PolicyValidator) -> Settings
             if str(value).strip() not in ("auto", "off"):
                 raise PolicyError(f"{source}: invalid value {value!r}; expected auto or off")
             values["transfer"] = str(value).strip() == "auto"
+        elif option.name == "clock":
+            try:
+                values["clock"] = check_choice(str(value).strip())
+            except ValueError as exc:
+                raise PolicyError(f"{source}: invalid value {value!r}: {exc}") from exc
         elif option.name == "transfer-from":
             parts = [part.strip() for part in str(value).split(",") if part.strip()]
             values["transfer-from"] = tuple(
@@ -273,6 +281,7 @@ def resolve(config: pytest.Config, validate_policy: PolicyValidator) -> Settings
         report_md=values.get("report-md"),
         parallel=values.get("parallel", 1),
         cluster=values.get("cluster"),
+        clock=values.get("clock", "auto"),
     )
     if settings.cluster is not None and settings.parallel != 1:
         raise PolicyError(

@@ -16,7 +16,10 @@ Three kinds of helpers, the ones pytest-autotune's own tests use:
           return FakeTimer(bowl)  # best configuration: every integer parameter 3
 
   To model a disturbed machine, subclass :class:`FakeTimer` and override :meth:`FakeTimer.seconds`
-  (it sees :attr:`FakeTimer.calls`, the number of timed calls so far).
+  (it sees :attr:`FakeTimer.calls`, the number of timed calls so far). The fake timers report a CPU
+  time too (:mod:`pytest_autotune.timing.clock`), equal to the wall time unless ``parallelism``
+  (CPU seconds per wall second) or ``wall_slowdown`` (wall time only: a busy machine, a kernel
+  that lost its parallelism) say otherwise.
 * **BruteForceSpace**: the reference implementation of :class:`~pytest_autotune.space.base.Space`
   that enumerates the product and answers every operation the obvious way. Tests compare the real
   (chain of trees) space against it; it is kept out of the library proper, which never uses it.
@@ -79,41 +82,85 @@ class FakeTimer:
     ``"part=factor,part=factor"``, e.g. read from an environment variable that a test sets before
     running pytest in a subprocess. :attr:`calls` counts the timed calls; :meth:`seconds` is the
     hook to override for time that changes from call to call.
+
+    Both clocks (:meth:`time_both`): the CPU time of a call is its wall time divided by the
+    ``wall_slowdown`` factors and multiplied by the ``parallelism`` factors of the node (both maps
+    like ``slowdown``, default 1: CPU time equals wall time). ``slowdown`` is more work (both clocks
+    grow); ``wall_slowdown`` is wall time only (a busy machine; with ``parallelism`` 2 in the
+    baseline, ``wall_slowdown`` 2 is a kernel that lost its parallelism).
     """
 
-    def __init__(self, cost: Cost, *, slowdown: Mapping[str, float] | str | None = None) -> None:
+    def __init__(
+        self,
+        cost: Cost,
+        *,
+        slowdown: Mapping[str, float] | str | None = None,
+        wall_slowdown: Mapping[str, float] | str | None = None,
+        parallelism: Mapping[str, float] | str | None = None,
+    ) -> None:
         self.cost = cost
-        self.slowdown = _parse_slowdown(slowdown) if isinstance(slowdown, str) else dict(slowdown or {})
+        self.slowdown = _factors(slowdown)
+        self.wall_slowdown = _factors(wall_slowdown)
+        self.parallelism = _factors(parallelism)
         #: Timed calls so far (including the current one, inside :meth:`seconds`).
         self.calls = 0
 
     def __call__(self, fn: Callable[[], Any], autotune: Any) -> tuple[Any, float]:
+        result, seconds, _ = self.time_both(fn, autotune)
+        return result, seconds
+
+    def time_both(self, fn: Callable[[], Any], autotune: Any) -> tuple[Any, float, float]:
+        """``(result, wall seconds, CPU seconds)`` of one call (:mod:`pytest_autotune.timing.clock`)."""
         result = fn()
         self.calls += 1
-        return result, self.seconds(autotune)
+        seconds = self.seconds(autotune)
+        return result, seconds, self.cpu_seconds(autotune, seconds)
 
-    def factor(self, nodeid: str) -> float:
-        """The product of the ``slowdown`` factors whose key is part of ``nodeid`` (1 if none)."""
+    def factor(self, nodeid: str, factors: Mapping[str, float] | None = None) -> float:
+        """The product of the ``slowdown`` factors (or of ``factors``) whose key is part of
+        ``nodeid`` (1 if none)."""
         product = 1.0
-        for part, factor in self.slowdown.items():
+        for part, factor in (self.slowdown if factors is None else factors).items():
             if part in nodeid:
                 product *= factor
         return product
 
     def seconds(self, autotune: Any) -> float:
-        """The time of the current call: ``cost(autotune.config)`` times the node's slowdown factor."""
-        return float(self.cost(autotune.config)) * self.factor(str(autotune.nodeid))
+        """The time of the current call: ``cost(autotune.config)`` times the node's slowdown factors
+        (``slowdown`` and ``wall_slowdown``)."""
+        nodeid = str(autotune.nodeid)
+        return (
+            float(self.cost(autotune.config)) * self.factor(nodeid) * self.factor(nodeid, self.wall_slowdown)
+        )
+
+    def cpu_seconds(self, autotune: Any, seconds: float) -> float:
+        """The CPU time of the current call whose wall time is ``seconds`` (class docstring)."""
+        nodeid = str(autotune.nodeid)
+        return seconds / self.factor(nodeid, self.wall_slowdown) * self.factor(nodeid, self.parallelism)
 
 
 class ConstantTimer(FakeTimer):
     """A :class:`FakeTimer` whose every configuration takes ``seconds`` (default 100 us)."""
 
-    def __init__(self, seconds: float = 1e-4, *, slowdown: Mapping[str, float] | str | None = None) -> None:
+    def __init__(
+        self,
+        seconds: float = 1e-4,
+        *,
+        slowdown: Mapping[str, float] | str | None = None,
+        wall_slowdown: Mapping[str, float] | str | None = None,
+        parallelism: Mapping[str, float] | str | None = None,
+    ) -> None:
         self.constant = float(seconds)
-        super().__init__(self._constant, slowdown=slowdown)
+        super().__init__(
+            self._constant, slowdown=slowdown, wall_slowdown=wall_slowdown, parallelism=parallelism
+        )
 
     def _constant(self, config: Mapping[str, Any]) -> float:
         return self.constant
+
+
+def _factors(given: Mapping[str, float] | str | None) -> dict[str, float]:
+    return _parse_slowdown(given) if isinstance(given, str) else dict(given or {})
 
 
 def _parse_slowdown(text: str) -> dict[str, float]:

@@ -3,7 +3,9 @@
 A *timer* runs a function once and says how long it took. The default one uses the device time
 of what the function returned when a loaded backend can read one (OpenCL: a profiling event or a
 list of them; :meth:`pytest_autotune.backends.base.Backend.result_seconds`), else the wall clock
-after an optional synchronisation (e.g. ``queue.finish``). Tests and simulators replace it by
+after an optional synchronisation (e.g. ``queue.finish``). Each timed call is also read on the
+process's CPU clock (:mod:`pytest_autotune.timing.clock`); :class:`Stats` of the wall times
+carries the statistics of the CPU times beside them (:attr:`Stats.cpu`). Tests and simulators replace it by
 overriding the ``autotune_timer`` fixture with any object implementing :class:`Timer`; the plugin's
 own tests use that to get deterministic timings without hardware.
 
@@ -18,10 +20,11 @@ import numbers
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Final, Protocol
 
 from pytest_autotune.backends import loaded_backends
+from pytest_autotune.timing.clock import CPU, Clock, cpu_seconds
 from pytest_autotune.timing.regression import robust_spread
 
 __all__ = [
@@ -33,6 +36,7 @@ __all__ = [
     "bad_value",
     "device_seconds",
     "least_disturbed",
+    "least_disturbed_both",
     "pause_before_remeasuring",
     "round_significant",
     "warm_up",
@@ -127,14 +131,24 @@ class DefaultTimer:
         return min(0.1 * 2.0 ** (attempt - 1), 2.0)
 
     def __call__(self, fn: Callable[[], Any], autotune: Any) -> tuple[Any, float]:
+        result, seconds, _ = self.time_both(fn, autotune)
+        return result, seconds
+
+    def time_both(self, fn: Callable[[], Any], autotune: Any) -> tuple[Any, float, float]:
+        """``(result, device or wall seconds, CPU seconds of this process)`` of one call of ``fn``.
+
+        The CPU clock stops after the device time was read (reading it waits for the events, so
+        a kernel that runs in this process's threads, PoCL's ``pthread`` device, is counted).
+        """
+        cpu_start = cpu_seconds()
         start = time.perf_counter()
         result = fn()
         seconds = device_seconds(result)
-        if seconds is not None:
-            return result, seconds
-        if self.sync is not None:
-            self.sync()
-        return result, time.perf_counter() - start
+        if seconds is None:
+            if self.sync is not None:
+                self.sync()
+            seconds = time.perf_counter() - start
+        return result, seconds, cpu_seconds() - cpu_start
 
 
 def least_disturbed(measurements: Sequence[Stats], maximize: bool = False) -> Stats:
@@ -149,6 +163,17 @@ def least_disturbed(measurements: Sequence[Stats], maximize: bool = False) -> St
         raise ValueError("no measurements to choose from")
     sign = -1.0 if maximize else 1.0
     return min(measurements, key=lambda stats: sign * stats.median)
+
+
+def least_disturbed_both(measurements: Sequence[Stats], maximize: bool = False) -> Stats:
+    """The least disturbed measurement on each clock: the wall statistics of the least disturbed
+    by wall time, carrying the CPU statistics of the least disturbed by CPU time (each clock's
+    interference is its own: a burst that slowed one call's wall time need not have cost CPU)."""
+    wall = least_disturbed(measurements, maximize)
+    cpus = [stats.cpu for stats in measurements if stats.cpu is not None]
+    if len(cpus) != len(measurements):
+        return replace(wall, cpu=None)
+    return replace(wall, cpu=least_disturbed(cpus, maximize))
 
 
 def round_significant(value: float, digits: int = 6) -> float:
@@ -180,6 +205,21 @@ class Stats:
     hd15iqr: float
     iqr_outliers: int
     stddev_outliers: int
+    #: The statistics of the same calls on the CPU clock (:mod:`pytest_autotune.timing.clock`),
+    #: None when the values are not times read by :meth:`Autotune.measure` (``autotune.record``,
+    #: another objective) or were measured before the CPU clock was read.
+    cpu: Stats | None = None
+
+    def on(self, clock: Clock) -> Stats | None:
+        """The statistics on ``clock``: these (``wall``) or :attr:`cpu` (None when not read)."""
+        return self.cpu if clock == CPU else self
+
+    @property
+    def parallelism(self) -> float | None:
+        """Effective parallelism, CPU seconds per wall second of the medians (None without CPU times)."""
+        if self.cpu is None or self.median <= 0:
+            return None
+        return self.cpu.median / self.median
 
     @property
     def iqr(self) -> float:
@@ -192,8 +232,16 @@ class Stats:
         return robust_spread(self.median, self.q1, self.q3, maximize)
 
     @classmethod
-    def of(cls, samples: Sequence[float]) -> Stats:
-        """Statistics of ``samples`` (at least one finite value)."""
+    def of(cls, samples: Sequence[float], cpu: Sequence[float] | None = None) -> Stats:
+        """Statistics of ``samples`` (at least one finite value), with those of ``cpu`` (the CPU
+        seconds of the same calls, one per sample) as :attr:`cpu` when given and as many."""
+        wall = cls._of(samples)
+        if cpu is None or len(cpu) != len(samples):
+            return wall
+        return replace(wall, cpu=cls._of(cpu))
+
+    @classmethod
+    def _of(cls, samples: Sequence[float]) -> Stats:
         data = [float(s) for s in samples]
         if not data:
             raise ValueError("no samples to summarise")
@@ -236,10 +284,12 @@ class Stats:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        """All fields plus ``iqr`` as a JSON-able dict."""
-        return {**asdict(self), "iqr": self.iqr}
+        """All fields plus ``iqr`` as a JSON-able dict (``cpu``: the same for the CPU clock, or None)."""
+        return {**asdict(self), "iqr": self.iqr, "cpu": None if self.cpu is None else self.cpu.to_dict()}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Stats:
-        """Inverse of :meth:`to_dict`."""
-        return cls(**{k: v for k, v in data.items() if k != "iqr"})
+        """Inverse of :meth:`to_dict` (a dict without ``cpu``, written before it existed, has none)."""
+        cpu = data.get("cpu")
+        fields = {k: v for k, v in data.items() if k not in ("iqr", "cpu")}
+        return cls(**fields, cpu=None if cpu is None else cls.from_dict(cpu))

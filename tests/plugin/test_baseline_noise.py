@@ -105,6 +105,12 @@ def test_tuning_and_refreshing_measure_the_baseline_in_fresh_processes(
     assert baseline["median"] == pytest.approx(median)
     assert baseline["noise"] == pytest.approx(noise, abs=1e-4)
     assert baseline["processes"] == BASELINE_PROCESSES
+    # the CPU clock's baseline too (the fake timer's CPU time equals its wall time): its own
+    # middle process and noise, and a parallelism of 1 in every process
+    assert baseline["cpu"]["median"] == pytest.approx(median)
+    assert baseline["cpu"]["noise"] == pytest.approx(noise, abs=1e-4)
+    assert (baseline["cpu"]["parallelism"], baseline["cpu"]["parallelism_noise"]) == (1.0, 0.0)
+    assert baseline["clock"] == "cpu"  # on the host, a CPU device, the run judged on CPU time
     calls = _calls(per_process)
     by_pid: dict[int, list[bool]] = defaultdict(list)
     for pid, tuning in calls:
@@ -150,7 +156,11 @@ def _tuned_with_noise(project: pytest.Pytester, noise: float | None) -> None:
     entry = store.entry(device, "test_k.py::test_k")
     assert entry is not None
     assert entry.baseline is not None
-    baseline: Baseline = replace(entry.baseline, noise=noise, processes=None if noise is None else 5)
+    processes = None if noise is None else 5
+    cpu = entry.baseline.cpu  # the CPU clock's baseline (the one a check on the host judges) too
+    assert cpu is not None
+    cpu = replace(cpu, noise=noise, processes=processes)
+    baseline: Baseline = replace(entry.baseline, noise=noise, processes=processes, cpu=cpu)
     apply_changes(path, updates={(device, "test_k.py::test_k"): replace(entry, baseline=baseline)})
 
 

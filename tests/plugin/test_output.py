@@ -32,9 +32,9 @@ def test_a_passing_plain_run_shows_time_baseline_and_limit_per_test(
     checked.stdout.re_match_lines(
         [
             r"checked 2: 2 passed",
-            r"  test +time +baseline +change +limit \(tolerance\) +state$",
-            r"  test_k\.py::test_a +100us +100us +\+0\.0% +110us \(10%\) +passed$",
-            r"  test_k\.py::test_b +100us +100us +\+0\.0% +110us \(10%\) +passed$",
+            r"  test +clock +time +baseline +change +limit \(tolerance\) +other +state$",
+            r"  test_k\.py::test_a +cpu +100us +100us +\+0\.0% +110us \(10%\) +wall \+0\.0% +passed$",
+            r"  test_k\.py::test_b +cpu +100us +100us +\+0\.0% +110us \(10%\) +wall \+0\.0% +passed$",
             r"  time: this run's median; baseline: the stored one \(autotune\.json\)",
             r"  limit: the slowest time that passes, baseline x \(1 \+ tolerance\) \+ noise band",
         ]
@@ -51,8 +51,8 @@ def test_a_slower_test_shows_its_change_and_state_in_the_table(
     checked.stdout.re_match_lines(
         [
             r"checked 2: 1 passed, 1 regression",
-            r"  test_k\.py::test_a +100us +100us +\+0\.0% +110us \(10%\) +passed$",
-            r"  test_k\.py::test_b +150us +100us +\+50\.0% +110us \(10%\) +regression$",
+            r"  test_k\.py::test_a +cpu +100us +100us +\+0\.0% +110us \(10%\) +wall \+0\.0% +passed$",
+            r"  test_k\.py::test_b +cpu +150us +100us +\+50\.0% +110us \(10%\) +wall \+50\.0% +regression$",
         ]
     )
 

@@ -80,6 +80,13 @@ class OpenCLBackend(Backend):
                 return str(entry.spec)
         return self.key(device)
 
+    def is_cpu(self, device: Any) -> bool:
+        """Whether the device's type is ``CPU`` (PoCL's ``pthread``, Intel's and AMD's CPU drivers:
+        they run kernels in threads of this process)."""
+        import pyopencl as cl
+
+        return bool(int(device.type) & int(cl.device_type.CPU))
+
     def identity(self, device: Any) -> str:
         """The device's PCI address when the driver reports one (:func:`pci_address`), else its
         ``"P:D"`` spec: stable across processes on one host, different for identical devices."""

@@ -97,6 +97,10 @@ class TorchBackend(Backend):
 
         return device_key(torch.cuda.get_device_name(device), torch.cuda.get_device_capability(device))
 
+    def is_cpu(self, device: Any) -> bool:
+        """True for ``cpu`` (Triton's interpreter, which runs in this process), False for a GPU."""
+        return bool(device.type != "cuda")
+
     def identity(self, device: Any) -> str:
         """The key and the index: which GPU of this host (as this process numbers them)."""
         return f"{self.key(device)} #{device.index or 0}"

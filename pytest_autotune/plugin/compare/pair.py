@@ -36,7 +36,7 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -232,6 +232,9 @@ class PairRun:
     procedure: Procedure
     scale: float = 1.0
     deadline: float = math.inf
+    #: The clock ``times`` are on, and the same blocks on the other clock (empty where not read).
+    clock: str = "wall"
+    other: SideTimes = field(default_factory=lambda: SideTimes([], []))
 
 
 @dataclass(frozen=True)
@@ -254,19 +257,25 @@ def run_pair(
     procedure: Procedure | None,
     calibrate: bool,
     cap: str = "the time cap",
+    clock: str = "wall",
 ) -> PairRun:
     """One pair of workers: start both sides, run each body once, and measure their blocks, all
     before ``deadline`` (None, the first pair: ``seconds`` after both workers are ready; ``cap``
-    names that limit in messages). ``procedure`` None: the warm-up block calibrates it.
+    names that limit in messages). ``procedure`` None: the warm-up block calibrates it. ``clock``:
+    the one the blocks are judged on (:mod:`pytest_autotune.timing.clock`); the other is kept too.
 
     Raises :class:`~pytest_autotune.plugin.compare.side.SideError` when a side cannot be run or
     measured (the working tree's first).
     """
     with (
-        CompareSide(item, name=ref.name, root=ref.root, env=ref.env, timeout=timeout) as side_a,
-        CompareSide(item, name=working.name, root=working.root, env=working.env, timeout=timeout) as side_b,
+        CompareSide(item, name=ref.name, root=ref.root, env=ref.env, timeout=timeout, clock=clock) as side_a,
+        CompareSide(
+            item, name=working.name, root=working.root, env=working.env, timeout=timeout, clock=clock
+        ) as side_b,
     ):
         setup_a, setup_b, deadline = _start(side_a, side_b, deadline=deadline, seconds=seconds, cap=cap)
+        if not (setup_a.run.cpu and setup_b.run.cpu):  # a side reads no CPU time: both judge on wall
+            side_a.clock = side_b.clock = "wall"
         measured = measure_sides(
             side_a.measure,
             side_b.measure,
@@ -274,7 +283,14 @@ def run_pair(
             procedure=procedure,
             calibrate=calibrate,
         )
-    return PairRun((setup_a, setup_b), measured.times, measured.procedure, measured.scale, deadline)
+    judged = clock if side_a.judged_on == side_b.judged_on == clock else "wall"
+    blocks = len(measured.times.a)  # the other clock's medians of the judged blocks (after warm-ups)
+    other = SideTimes(side_a.other[-blocks:], side_b.other[-blocks:]) if blocks else SideTimes([], [])
+    if len(other.a) != blocks or len(other.b) != blocks:
+        other = SideTimes([], [])
+    return PairRun(
+        (setup_a, setup_b), measured.times, measured.procedure, measured.scale, deadline, judged, other
+    )
 
 
 def judge_runs(

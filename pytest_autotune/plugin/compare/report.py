@@ -73,6 +73,19 @@ def json_detail(compare: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in compare.items() if key not in JSON_KEYS}
 
 
+def clock_text(compare: dict[str, Any]) -> str:
+    """`` on cpu time (wall +48.0%)``: the clock the blocks were judged on and the other clock's
+    ratio (empty for a comparison that names no clock, or one that was not measured)."""
+    if compare.get("verdict") in (None, "skipped", "failed", "refused"):
+        return ""
+    clock = compare.get("clock")
+    if not clock:
+        return ""
+    other = compare.get("other_clock") or {}
+    ratio = other.get("ratio")
+    return f" on {clock} time" + (f" ({other.get('clock')} {ratio - 1:+.1%})" if ratio else "")
+
+
 def _line(result: AutotuneResult) -> tuple[str, dict[str, bool]]:
     compare = result.compare or {}
     verdict = compare.get("verdict", "?")
@@ -108,3 +121,5 @@ def write_compare_section(tr: pytest.TerminalReporter, results: list[AutotuneRes
     for result in compared:
         text, colour = _line(result)
         tr.write_line(text, **colour)
+        if clock_text(result.compare or {}):
+            tr.write_line(f"    judged{clock_text(result.compare or {})}")

@@ -20,6 +20,7 @@ the cap instead of the trial timeout (or never, with ``off``).
 
 from __future__ import annotations
 
+import statistics
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -85,8 +86,15 @@ class CompareSide:
         root: Path | None,
         env: dict[str, str],
         timeout: float | None,
+        clock: str = "wall",
     ) -> None:
         self.item = item
+        #: The clock the measurements are judged on (``cpu``: the CPU times the worker read, when it
+        #: read them; :mod:`pytest_autotune.timing.clock`); :attr:`judged_on` says which one was.
+        self.clock = clock
+        self.judged_on = clock
+        #: Each measurement's median on the other clock (reported, not judged).
+        self.other: list[float] = []
         self.name = name
         self.root = root
         self.env = env
@@ -169,7 +177,14 @@ class CompareSide:
         ``autotune.measure``)."""
         run = self._request(CompareMeasure(repeat, warmup))
         assert isinstance(run, TrialReply)
-        return self._samples(run)
+        samples = self._samples(run)
+        if self.clock == "cpu" and len(run.cpu) == len(samples):
+            self.other.append(statistics.median(samples))
+            return run.cpu
+        self.judged_on = "wall"  # no CPU times (a timer that reads none, recorded values)
+        if len(run.cpu) == len(samples):
+            self.other.append(statistics.median(run.cpu))
+        return samples
 
     def close(self) -> None:
         """Stop the worker (idempotent)."""

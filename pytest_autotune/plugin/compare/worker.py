@@ -106,7 +106,7 @@ def serve_compare(item: pytest.Function, autotune: Autotune, spec: WorkerSpec, c
             run = run_trial(item, autotune, config, repeat=repeat, warmup=warmup)
         except BaseException as exc:  # pytest outcomes and interrupts end the loop; the parent decides
             return body_ended(exc), False
-        reply = TrialReply(run.samples, run.label, run.detail)
+        reply = TrialReply(run.samples, run.label, run.detail, run.cpu)
         refused = unfaithful()  # the body may import late
         if refused is not None:
             return refused, False

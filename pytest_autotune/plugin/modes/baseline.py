@@ -12,7 +12,11 @@ and then, one process at a time while the others idle, takes in each
 and the others after the timer's pauses, as a check confirms. Each process's value is its least disturbed
 measurement; the baseline is the middle one of them (the median process), and its *noise* is the
 spread between them (:func:`~pytest_autotune.timing.regression.between_process_noise`), stored with
-it so that the rule can derive the tolerance from it.
+it so that the rule can derive the tolerance from it. Each clock (:mod:`pytest_autotune.timing.clock`)
+gets its own: the CPU clock's baseline is the middle process by CPU time and its noise the spread of
+their CPU times, so that a run judges on either clock without re-measuring; the processes' effective
+parallelism (CPU per wall second) and its spread are stored with it
+(:mod:`pytest_autotune.timing.parallelism`).
 
 No timing taken in the tuning process counts: its state (imports, threads, warm caches, the
 allocator's heap after hundreds of trials) is not a plain run's. On a 2-vCPU VM the in-process
@@ -28,16 +32,24 @@ noise (the rule then uses its plain tolerance).
 from __future__ import annotations
 
 import contextlib
+import statistics
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_autotune.entry import Baseline
 from pytest_autotune.fixture import MEASURE_REPEAT, Autotune
 from pytest_autotune.plugin.workers.runner import BodyRun, TrialRunner, run_final
-from pytest_autotune.timing.measure import Stats, Timer, least_disturbed, pause_before_remeasuring
+from pytest_autotune.timing.clock import Clock
+from pytest_autotune.timing.measure import (
+    Stats,
+    Timer,
+    least_disturbed_both,
+    pause_before_remeasuring,
+    round_significant,
+)
 from pytest_autotune.timing.regression import (
     BASELINE_PROCESSES,
     BASELINE_RUNS,
@@ -63,15 +75,47 @@ __all__ = [
 @dataclass(frozen=True)
 class MeasuredBaseline:
     """A new baseline: the measurement, and the noise between the processes that measured it
-    (both None when one process measured it)."""
+    (both None when one process measured it); ``stats.cpu`` is the CPU clock's baseline with its
+    own ``cpu_noise``, and ``parallelism`` (with its noise) the CPU per wall second of the processes."""
 
     stats: Stats
     noise: float | None = None
     processes: int | None = None
+    cpu_noise: float | None = None
+    parallelism: float | None = None
+    parallelism_noise: float | None = None
 
-    def to_entry(self, unit: str) -> Baseline:
-        """The ``baseline`` of an ``autotune.json`` entry."""
-        return Baseline.measured(self.stats, unit, noise=self.noise, processes=self.processes)
+    @classmethod
+    def of_processes(cls, values: list[Stats], maximize: bool) -> MeasuredBaseline:
+        """The middle process on each clock, and the noise between them on each
+        (:func:`~pytest_autotune.timing.regression.between_process_noise`)."""
+        sign = -1.0 if maximize else 1.0
+        wall = sorted(values, key=lambda stats: sign * stats.median)[len(values) // 2]
+        noise = between_process_noise([stats.median for stats in values])
+        cpus = [stats.cpu for stats in values if stats.cpu is not None]
+        ratios = [stats.parallelism for stats in values if stats.parallelism is not None]
+        if len(cpus) != len(values) or len(ratios) != len(values):
+            return cls(replace(wall, cpu=None), noise, len(values))
+        cpu = sorted(cpus, key=lambda stats: sign * stats.median)[len(cpus) // 2]
+        cpu_noise = between_process_noise([stats.median for stats in cpus])
+        parallelism, spread = statistics.median(ratios), between_process_noise(ratios)
+        return cls(replace(wall, cpu=cpu), noise, len(values), cpu_noise, parallelism, spread)
+
+    def to_entry(self, unit: str, clock: Clock | None = None) -> Baseline:
+        """The ``baseline`` of an ``autotune.json`` entry (``clock``: the one the run judged on)."""
+        wall = Baseline.measured(self.stats, unit, noise=self.noise, processes=self.processes)
+        if self.stats.cpu is None:
+            return replace(wall, clock=clock)
+        cpu = Baseline.measured(self.stats.cpu, unit, noise=self.cpu_noise, processes=self.processes)
+        parallelism = self.parallelism if self.parallelism is not None else self.stats.parallelism
+        cpu = replace(
+            cpu,
+            parallelism=None if parallelism is None else round_significant(parallelism, 4),
+            parallelism_noise=None
+            if self.parallelism_noise is None
+            else round_significant(self.parallelism_noise, 4),
+        )
+        return replace(wall, clock=clock, cpu=cpu)
 
 
 class BaselineFailed(Exception):
@@ -106,7 +150,8 @@ class InProcessBaseline:
     def __call__(self, config: dict[str, Any], first: Stats) -> MeasuredBaseline:
         """Measure (module docstring)."""
         again = (measure_again(self.item, self.autotune, config, n) for n in range(1, BASELINE_RUNS))
-        return MeasuredBaseline(least_disturbed([first, *(s for s in again if s is not None)], self.maximize))
+        measured = [first, *(s for s in again if s is not None)]
+        return MeasuredBaseline(least_disturbed_both(measured, self.maximize))
 
 
 class BaselineWorker(TrialRunner, Protocol):
@@ -161,10 +206,7 @@ class FreshProcessBaseline:
             for number, worker in enumerate(workers, 1):
                 values.append(self._one_process(worker, config, number))
                 worker.close()  # its teardown ends before the next process measures
-        sign = -1.0 if self.maximize else 1.0
-        ordered = sorted(values, key=lambda stats: sign * stats.median)
-        noise = between_process_noise([stats.median for stats in values])
-        return MeasuredBaseline(ordered[len(ordered) // 2], noise, len(values))
+        return MeasuredBaseline.of_processes(values, self.maximize)
 
     def _where(self, number: int) -> str:
         return f"measuring the baseline in fresh process {number} of {self.processes}"
@@ -180,4 +222,4 @@ class FreshProcessBaseline:
                 what = "measured nothing" if run.label == "ok" else f"failed ({run.label}): {run.detail}"
                 raise BaselineFailed(f"{self._where(number)}: the configuration {config} {what}")
             measured.append(run.stats)
-        return least_disturbed(measured, self.maximize)
+        return least_disturbed_both(measured, self.maximize)

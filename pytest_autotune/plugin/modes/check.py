@@ -9,15 +9,22 @@ measurement, and reports a confirmed regression as a failure or a warning, namin
 applied and where it came from. ``--autotune-update-baseline`` measures a new baseline with the
 meter it is given (:mod:`pytest_autotune.plugin.modes.baseline`: fresh processes when trials are isolated);
 :func:`select_config` picks the configuration a normal run uses.
+
+The verdict is taken on the test's clock (``--autotune-clock``; :mod:`pytest_autotune.timing.clock`):
+the measurement and the baseline on that clock. A baseline without CPU times (written before the
+CPU clock was read) is judged on ``wall``, and the report says so. On the ``cpu`` clock a kept
+verdict is followed by the parallelism guard (:mod:`pytest_autotune.timing.parallelism`), whose
+drop is a regression too and whose "not judged" is reported beside the verdict.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from pytest_autotune.entry import StoreEntry
+from pytest_autotune.entry import Baseline, StoreEntry
 from pytest_autotune.fixture import MEASURE_REPEAT, Autotune
 from pytest_autotune.plugin.modes.baseline import (
     BaselineFailed,
@@ -29,7 +36,9 @@ from pytest_autotune.plugin.modes.committed import Committed
 from pytest_autotune.plugin.modes.user_warnings import warn_at_test
 from pytest_autotune.plugin.workers.runner import run_final
 from pytest_autotune.policy import Policy
-from pytest_autotune.timing.measure import Stats, least_disturbed
+from pytest_autotune.timing.clock import CPU, WALL, Clock, on_clock
+from pytest_autotune.timing.measure import Stats, least_disturbed_both
+from pytest_autotune.timing.parallelism import ParallelismVerdict, judge_parallelism
 from pytest_autotune.timing.regression import CONFIRMATIONS, Verdict
 from pytest_autotune.warning_types import (
     AutotuneNoMeasurementWarning,
@@ -75,20 +84,45 @@ class CheckReport:
     message: str = ""
     new_baseline: MeasuredBaseline | None = None
     failure: str | None = None
+    #: The clock that judged (:mod:`pytest_autotune.timing.clock`) and why not the one asked for.
+    clock: Clock = WALL
+    clock_note: str = ""
+    parallelism: ParallelismVerdict | None = None
 
 
-def regression_message(nodeid: str, device: str, verdict: Verdict, policy: Policy, config: Any) -> str:
+def regression_message(
+    nodeid: str, device: str, verdict: Verdict, policy: Policy, config: Any, clock: Clock = WALL
+) -> str:
     """The failure text of a confirmed regression, with the commands that resolve it."""
     rule = policy.rule
     return (
-        f"performance regression on {device}: median {rule.format(verdict.current)} vs baseline "
-        f"{rule.format(verdict.baseline)} ({verdict.delta:+.1%}); limit {rule.format(verdict.limit)} "
-        f"({rule.describe_tolerance(verdict)}; noise band {rule.format(verdict.noise_band)}; "
+        f"performance regression on {device} ({_CLOCK_NAMES[clock]}): median {rule.format(verdict.current)} "
+        f"vs baseline {rule.format(verdict.baseline)} ({verdict.delta:+.1%}); "
+        f"limit {rule.format(verdict.limit)} ({rule.describe_tolerance(verdict)}; "
+        f"noise band {rule.format(verdict.noise_band)}; "
         f"rule: {rule.describe()}); the least disturbed of {CONFIRMATIONS + 1} measurements; "
         f"config {config}.\n"
         f"  expected? refresh the baseline: pytest --autotune-update-baseline '{nodeid}'\n"
         f"  re-tune:                        pytest --autotune '{nodeid}'"
     )
+
+
+#: How a report names the clock that judged.
+_CLOCK_NAMES = {WALL: "wall/device time", CPU: "CPU time"}
+
+
+def judging_clock(clock: Clock, baseline: Baseline, stats: Stats) -> tuple[Clock, str]:
+    """The clock a check judges on: ``clock``, unless the measurement has no CPU times (values that
+    are not times of ``autotune.measure``, a timer that reads none: ``wall``, silently) or the
+    baseline has none (``wall``, with the reason)."""
+    if clock != CPU or stats.cpu is None:  # values that are no times of measure(), a timer without CPU
+        return WALL, ""
+    if baseline.cpu is None:
+        return WALL, (
+            "judged on wall time: the baseline has no CPU time (measured before pytest-autotune read "
+            "the CPU clock); re-measure it to judge on CPU time: pytest --autotune-update-baseline"
+        )
+    return clock, ""
 
 
 def check(
@@ -99,6 +133,7 @@ def check(
     policy: Policy,
     timing_shared_by: int,
     update_baseline: BaselineMeter | None = None,
+    clock: Clock = WALL,
 ) -> CheckReport:
     """Run the test with the committed configuration (the real test) and judge it (module docstring).
 
@@ -149,23 +184,58 @@ def check(
                 "worker per device, or pass --autotune-allow-shared-device to check anyway"
             )
         return CheckReport("unchecked", config, stats, message=why, failure=failure)
+    clock, note = judging_clock(clock, baseline, stats)
     measurements = [stats]
-    rule = policy.rule
-    verdict = rule.judge(stats, baseline)
-    while not verdict.settled and len(measurements) <= CONFIRMATIONS:
+    judge = _Judge(policy, baseline, clock)
+    verdict, parallel = judge(stats)
+    while not (verdict.settled and parallel.state != "dropped") and len(measurements) <= CONFIRMATIONS:
         again = measure_again(item, autotune, config, len(measurements))
         if again is None:
             break
         measurements.append(again)
-        stats = least_disturbed(measurements, policy.maximize)
-        verdict = rule.judge(stats, baseline)
+        stats = least_disturbed_both(measurements, policy.maximize)
+        verdict, parallel = judge(stats)
+    judged = _judged_report(clock, note, parallel)
+    if verdict.state != "regression" and parallel.state != "dropped":
+        return judged(CheckReport(verdict.state, config, stats, verdict))
+    message = regression_message(item.nodeid, autotune.device, verdict, policy, config, clock)
     if verdict.state != "regression":
-        return CheckReport(verdict.state, config, stats, verdict)
-    message = regression_message(item.nodeid, autotune.device, verdict, policy, config)
+        message = f"performance regression on {autotune.device}: {parallel.message}; config {config}"
     if policy.check == "fail":
-        return CheckReport("regression", config, stats, verdict, message, failure=message)
+        return judged(CheckReport("regression", config, stats, verdict, message, failure=message))
     warnings.warn(AutotuneRegressionWarning(f"{item.nodeid}: {message}"), stacklevel=2)
-    return CheckReport("regression", config, stats, verdict, message)
+    return judged(CheckReport("regression", config, stats, verdict, message))
+
+
+def _judged_report(
+    clock: Clock, note: str, parallel: ParallelismVerdict
+) -> Callable[[CheckReport], CheckReport]:
+    """Adds to a report the clock that judged, why, and the parallelism guard (on the CPU clock)."""
+
+    def add(report: CheckReport) -> CheckReport:
+        guard = parallel if clock == CPU else None
+        return replace(report, clock=clock, clock_note=note, parallelism=guard)
+
+    return add
+
+
+@dataclass(frozen=True)
+class _Judge:
+    """The regression rule on one clock, and on the CPU clock the parallelism guard after it."""
+
+    policy: Policy
+    baseline: Baseline
+    clock: Clock
+
+    def __call__(self, stats: Stats) -> tuple[Verdict, ParallelismVerdict]:
+        judged, reference = stats.on(self.clock), on_clock(self.baseline, self.clock)
+        if judged is None or reference is None:  # not read on this clock: judging_clock said so
+            judged, reference = stats, self.baseline
+        verdict = self.policy.rule.judge(judged, reference)
+        if self.clock != CPU or verdict.state == "regression" or self.baseline.cpu is None:
+            return verdict, ParallelismVerdict("unjudged", "")
+        cpu = self.baseline.cpu
+        return verdict, judge_parallelism(stats.parallelism, cpu.parallelism, cpu.parallelism_noise)
 
 
 def stale_message(nodeid: str, device: str, committed: Committed, stats: Stats, policy: Policy) -> str:

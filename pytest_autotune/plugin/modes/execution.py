@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
-from pytest_autotune.entry import StoreEntry, TuningRecord
+from pytest_autotune.entry import Baseline, StoreEntry, TuningRecord
 from pytest_autotune.fixture import TRIAL_REPEAT
 from pytest_autotune.plugin.modes.baseline import BaselineMeter, FreshProcessBaseline, InProcessBaseline
 from pytest_autotune.plugin.modes.busy_baseline import warn_if_busy
@@ -26,6 +26,7 @@ from pytest_autotune.plugin.report.progress import TuningProgress
 from pytest_autotune.plugin.report.results import PROPERTY, AutotuneResult
 from pytest_autotune.plugin.report.summary_text import counts_text, metrics_text, tuned_time_text
 from pytest_autotune.plugin.workers.runner import InProcessTrials
+from pytest_autotune.timing.clock import on_clock
 from pytest_autotune.timing.measure import round_significant
 from pytest_autotune.tuning.worker import WorkerStartError
 from pytest_autotune.warning_types import AutotuneSharedFixtureWarning, AutotuneWarning
@@ -260,7 +261,7 @@ def _tune(
         "kept the committed configuration (no better one beyond noise)" if report.kept_committed else ""
     )
     where = f"the tuning result of {item.nodeid}"
-    new_baseline = report.baseline.to_entry(plan.policy.unit)
+    new_baseline = report.baseline.to_entry(plan.policy.unit, plan.clock)
     result.entry = bounded(
         StoreEntry(
             config=config,
@@ -272,7 +273,9 @@ def _tune(
         )
     )
     result.device_info = session.devices.info_for(plan.device)
-    result.tolerance = warn_if_busy(item.nodeid, plan.device, new_baseline, plan.policy.rule, item=item)
+    result.tolerance = warn_if_busy(
+        item.nodeid, plan.device, _judged(new_baseline, plan), plan.policy.rule, item=item
+    )
     remember(session.config.stash, plan.device, item.nodeid, result.entry)
     progress.done(_done_text(result))
     return result, None
@@ -289,6 +292,7 @@ def _check(
         policy=plan.policy,
         timing_shared_by=plan.shared_by,
         update_baseline=_baseline_meter(session, item, plan, autotune) if update else None,
+        clock=plan.clock,
     )
     result = _result(item, plan, "update-baseline" if update else "check", report.state, report.config)
     result.message = report.message
@@ -300,15 +304,25 @@ def _check(
     if report.verdict is not None:
         result.limit, result.noise_band = report.verdict.limit, report.verdict.noise_band
         result.tolerance = report.verdict.tolerance
+        result.clock, result.clock_note = report.clock, report.clock_note
+    if report.parallelism is not None:
+        result.parallelism = {"state": report.parallelism.state, "message": report.parallelism.message}
     if report.new_baseline is not None and entry is not None:
         metrics = _metrics(autotune, report.new_baseline.stats.median, plan.policy.unit)
-        baseline = report.new_baseline.to_entry(plan.policy.unit)
+        baseline = report.new_baseline.to_entry(plan.policy.unit, plan.clock)
         result.entry = replace(entry, baseline=baseline, commit_info=None, metrics=metrics)
         # the time reported is the one stored (fresh processes), not this process's first measurement
         result.stats, result.metrics = report.new_baseline.stats.to_dict(), metrics
-        result.tolerance = warn_if_busy(item.nodeid, plan.device, baseline, plan.policy.rule, item=item)
+        result.tolerance = warn_if_busy(
+            item.nodeid, plan.device, _judged(baseline, plan), plan.policy.rule, item=item
+        )
         result.device_info = session.devices.info_for(plan.device)
     return result, report.failure
+
+
+def _judged(baseline: Baseline, plan: ItemPlan) -> Baseline:
+    """``baseline`` on the clock the test's checks will judge (its wall part when it has no CPU part)."""
+    return on_clock(baseline, plan.clock) or baseline
 
 
 def run_item(session: AutotuneSession, item: pytest.Function, plan: ItemPlan, autotune: Autotune) -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from pytest_autotune.timing.clock import Clock
+
 if TYPE_CHECKING:
     from pytest_autotune.backends.launch_limits import Pruned
     from pytest_autotune.plugin.modes.committed import Committed
@@ -43,6 +45,8 @@ class ItemPlan:
         return self.spec.space if self.limited is None else self.limited
 
     warm: WarmStart | None = None
+    #: The clock this test's regression verdicts judge (:func:`pytest_autotune.timing.clock.resolve_clock`).
+    clock: Clock = "wall"
 
     def for_trial_worker(self, role: str = "trial") -> ItemPlan:
         """The plan in a worker: the body runs tuning trials (role ``trial``: ``autotune.tuning`` is

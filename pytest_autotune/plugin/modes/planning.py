@@ -18,6 +18,7 @@ A test tuned without an up-to-date entry on its device gets the warm start of
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -28,11 +29,13 @@ from pytest_autotune.plugin.modes.item_plan import ItemPlan
 from pytest_autotune.plugin.modes.warm_start import warm_start
 from pytest_autotune.policy import Policy, PolicyError, merge_policy
 from pytest_autotune.space.errors import SpaceError
+from pytest_autotune.timing.clock import Clock, resolve_clock
 from pytest_autotune.tuning.validation import (
     check_strategy_options,
     translate_strategy_options,
     validate_policy,
 )
+from pytest_autotune.warning_types import AutotuneClockWarning
 
 if TYPE_CHECKING:
     import pytest
@@ -159,7 +162,17 @@ def plan_item(session: AutotuneSession, item: pytest.Item) -> ItemPlan | None:
             space=spec.space,
             maximize=policy.maximize,
         )
-    return ItemPlan(spec, policy, device, committed, tune, shared_by, limited, pruned, warm)
+    clock = _judging_clock(session, item.nodeid, fixturenames)
+    return ItemPlan(spec, policy, device, committed, tune, shared_by, limited, pruned, warm, clock)
+
+
+def _judging_clock(session: AutotuneSession, nodeid: str, fixturenames: Any) -> Clock:
+    """The clock the test's regression verdicts judge (``--autotune-clock`` on its device); ``cpu``
+    on a device that is not the CPU judges on ``wall`` with a warning naming the test."""
+    clock, refused = resolve_clock(session.settings.clock, session.devices.is_cpu_for(fixturenames))
+    if refused is not None and session.trial_worker is None:
+        warnings.warn(AutotuneClockWarning(f"{nodeid}: {refused}"), stacklevel=2)
+    return clock
 
 
 #: Spaces within device limits already built in this process, by (space, limits): parametrized

@@ -18,6 +18,7 @@ from typing import Any, Final
 
 from pytest_autotune.plugin.compare.report import configurations, percent
 from pytest_autotune.plugin.report.results import AutotuneResult
+from pytest_autotune.plugin.report.summary_table import judged_medians
 from pytest_autotune.plugin.report.summary_text import format_value
 
 __all__ = ["FAILED_STATES", "failed_tests", "markdown_report", "write_markdown"]
@@ -78,16 +79,20 @@ def _compare_row(result: AutotuneResult) -> list[str]:
 
 
 def _check_row(result: AutotuneResult) -> list[str]:
-    median = (result.stats or {}).get("median")
-    baseline = (result.baseline or {}).get("median")
+    median, baseline = judged_medians(result)
     change = f"{median / baseline - 1:+.1%} vs baseline" if median and baseline else "–"
+    if result.clock and change != "–":  # the clock that judged, and the other one's change
+        other = "wall" if result.clock == "cpu" else "cpu"
+        now, then = judged_medians(result, other)
+        change += f" ({result.clock} time" + (f"; {other} {now / then - 1:+.1%})" if now and then else ")")
     tolerance = "–"
     if result.limit and baseline:
         # the tolerance as `show` gives it, then the limit it led to (tolerance plus the noise band)
         limit = f"limit {result.limit / baseline - 1:+.1%} = {_value(result.limit, result.unit)}"
         limit += " with the noise band"
         tolerance = f"{result.tolerance:.0%} ({limit})" if result.tolerance is not None else limit
-    note = result.message if result.state not in _RED else ""
+    notes = [result.clock_note, (result.parallelism or {}).get("message", "")]
+    note = "; ".join(n for n in [result.message if result.state not in _RED else "", *notes] if n)
     return [
         "check",
         change,

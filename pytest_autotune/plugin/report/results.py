@@ -51,7 +51,8 @@ class AutotuneResult:
     ``warm_start`` says which sources a warm-started tuning run used.
     trial worker's starts, crashes, timeouts and memory restarts when trials ran isolated; ``compare``
     is the outcome of ``--autotune-compare`` (:func:`pytest_autotune.plugin.compare.mode.compare_item`).
-    ``tolerance`` is the one a check applied (derived from the baseline's noise unless set).
+    ``tolerance`` is the one a check applied (derived from the baseline's noise unless set), on
+    the ``clock`` that judged: ``stats`` and ``baseline`` hold both clocks (their ``cpu`` parts).
     """
 
     nodeid: str
@@ -80,6 +81,11 @@ class AutotuneResult:
     pruned: dict[str, Any] | None = None
     warm_start: str | None = None
     compare: dict[str, Any] | None = None
+    #: The clock a check judged on (``wall``/``cpu``, :mod:`pytest_autotune.timing.clock`), why not
+    #: the one asked for, and the parallelism guard's verdict on the CPU clock (state and message).
+    clock: str | None = None
+    clock_note: str = ""
+    parallelism: dict[str, Any] | None = None
 
     def to_json(self) -> str:
         """Compact JSON text (the user property's value)."""

@@ -7,18 +7,33 @@ column whose cells are all empty is left out, so a run without metrics shows no 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Final
 
 from pytest_autotune.plugin.report.results import AutotuneResult
 from pytest_autotune.plugin.report.summary_text import counts_text, format_value, metrics_text
 
-__all__ = ["CHECK_LEGEND", "TUNED_LEGEND", "aligned", "check_rows", "tuned_lines"]
+__all__ = [
+    "CHECK_LEGEND",
+    "CLOCK_LEGEND",
+    "TUNED_LEGEND",
+    "aligned",
+    "check_rows",
+    "judged_medians",
+    "tuned_lines",
+]
 
 #: What the check table's columns mean, printed under it.
 CHECK_LEGEND: Final = (
     "time: this run's median; baseline: the stored one (autotune.json)",
     "limit: the slowest time that passes, baseline x (1 + tolerance) + noise band",
+)
+
+#: What the clock columns mean, printed under the check table when a check judged on a clock.
+CLOCK_LEGEND: Final = (
+    "clock: the one that judged (--autotune-clock): cpu = CPU time the test's process consumed (all "
+    "threads), wall = device or wall time",
+    "time, baseline, change and limit are on that clock; other: the other clock's change",
 )
 
 #: What the tuned table's columns mean, printed under it: the one reported time, and the others.
@@ -41,13 +56,35 @@ def aligned(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = 
     ]
 
 
-def _change(result: AutotuneResult) -> str:
-    median = (result.stats or {}).get("median")
-    baseline = (result.baseline or {}).get("median")
+def judged_medians(result: AutotuneResult, clock: str | None = None) -> tuple[float | None, float | None]:
+    """``(this run's median, the baseline's median)`` on ``clock`` (default: the one that judged the
+    result; ``wall`` for results judged before clocks existed); None where one is not known."""
+    clock = clock or result.clock or "wall"
+    stats, baseline = result.stats or {}, result.baseline or {}
+    if clock == "cpu":
+        stats, baseline = stats.get("cpu") or {}, baseline.get("cpu") or {}
+    median, reference = stats.get("median"), baseline.get("median")
+    return (
+        float(median) if isinstance(median, int | float) else None,
+        float(reference) if isinstance(reference, int | float) else None,
+    )
+
+
+def _change(result: AutotuneResult, clock: str | None = None) -> str:
+    median, baseline = judged_medians(result, clock)
     if median is None or not baseline:
         return ""
     judged = " (not judged)" if result.state == "stale" else ""  # a baseline of another declaration
     return f"{median / baseline - 1:+.1%}{judged}"
+
+
+def _other(result: AutotuneResult) -> str:
+    """The other clock's change (``"wall +48.0%"``), empty when a clock did not judge or it is unknown."""
+    if result.clock is None:
+        return ""
+    other = "wall" if result.clock == "cpu" else "cpu"
+    change = _change(result, other)
+    return f"{other} {change}" if change else ""
 
 
 def _limit(result: AutotuneResult) -> str:
@@ -59,14 +96,16 @@ def _limit(result: AutotuneResult) -> str:
 
 def check_rows(results: Sequence[AutotuneResult]) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the check table: every measured test of a plain run (metrics or not)."""
-    header = ["test", "time", "baseline", "change", "limit (tolerance)", "state", "metrics"]
+    header = ["test", "clock", "time", "baseline", "change", "limit (tolerance)", "other", "state", "metrics"]
     rows = [
         [
             result.nodeid,
-            format_value((result.stats or {}).get("median"), result.unit),
-            format_value(_baseline(result.baseline), result.unit) if result.baseline else "",
+            result.clock or "",
+            format_value(judged_medians(result)[0], result.unit),
+            format_value(judged_medians(result)[1], result.unit) if result.baseline else "",
             _change(result),
             _limit(result),
+            _other(result),
             result.state,
             metrics_text(result.metrics),
         ]
@@ -74,11 +113,6 @@ def check_rows(results: Sequence[AutotuneResult]) -> tuple[list[str], list[list[
         if result.stats
     ]
     return header, rows
-
-
-def _baseline(baseline: Mapping[str, object]) -> float | None:
-    median = baseline.get("median")
-    return float(median) if isinstance(median, int | float) else None
 
 
 def tuned_lines(results: Sequence[AutotuneResult], notes: Sequence[str]) -> list[str]:

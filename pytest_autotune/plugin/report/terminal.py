@@ -19,9 +19,11 @@ from pytest_autotune.plugin.compare.report import json_detail, json_fields, writ
 from pytest_autotune.plugin.report.results import AutotuneResult
 from pytest_autotune.plugin.report.summary_table import (
     CHECK_LEGEND,
+    CLOCK_LEGEND,
     TUNED_LEGEND,
     aligned,
     check_rows,
+    judged_medians,
     tuned_lines,
 )
 from pytest_autotune.plugin.report.summary_text import format_value
@@ -116,8 +118,7 @@ def _tuned_note(result: AutotuneResult) -> str:
 
 
 def _state_line(result: AutotuneResult) -> str:
-    median = (result.stats or {}).get("median")
-    baseline = (result.baseline or {}).get("median")
+    median, baseline = judged_medians(result)
     parts = [f"  {result.nodeid}"]
     if result.state == "baseline-updated" and median is not None:
         was = ""
@@ -158,8 +159,10 @@ def _device_section(
         for line in aligned(header, rows):
             tr.write_line(line)
         if any(r.limit is not None for r in results):
-            for line in CHECK_LEGEND:
+            for line in CHECK_LEGEND + (CLOCK_LEGEND if any(r.clock for r in results) else ()):
                 tr.write_line(f"  {line}")
+    for line in clock_notes(results):
+        tr.write_line(line)
     for state, title in _FIXES.items():
         chosen = [r for r in results if r.state == state]
         if chosen:
@@ -178,15 +181,18 @@ def _regressions_section(tr: pytest.TerminalReporter, results: list[AutotuneResu
         return
     tr.write_sep("=", "autotune: performance regressions", red=True, bold=True)
     for r in regressions:
-        current = (r.stats or {}).get("median")
-        baseline = (r.baseline or {}).get("median")
+        current, baseline = judged_medians(r)
+        guard = r.parallelism or {}
+        lost = f"; {guard['message']}" if guard.get("state") == "dropped" else ""
         delta = f"{current / baseline - 1:+.1%}" if current is not None and baseline else "?"
         tolerance = f"tolerance {r.tolerance:.0%}, " if r.tolerance is not None else ""
         tr.write_line(
             f"{r.nodeid} [{r.device}]: baseline {format_value(baseline, r.unit)}, "
             f"current {format_value(current, r.unit)} "
             f"({delta}), limit {format_value(r.limit, r.unit)} "
-            f"({tolerance}noise band {format_value(r.noise_band, r.unit)})",
+            f"({tolerance}noise band {format_value(r.noise_band, r.unit)})"
+            + (f" on {r.clock} time" if r.clock else "")
+            + lost,
             red=True,
         )
 
@@ -220,6 +226,29 @@ def write_summary(tr: pytest.TerminalReporter, controller: Controller) -> None:
         for line in outcome.recovery_lines(settings.cache_path):
             tr.write_line(f"autotune: {line}", red=True, bold=True)
     _regressions_section(tr, results)
+
+
+def clock_notes(results: list[AutotuneResult]) -> list[str]:
+    """A line per checked test whose clock says something: why it did not judge on the clock asked
+    for, and what the parallelism guard found (:mod:`pytest_autotune.timing.parallelism`)."""
+    lines = []
+    for result in results:
+        notes = [result.clock_note, (result.parallelism or {}).get("message", "")]
+        if any(notes):
+            lines.append(f"  {result.nodeid}: " + "; ".join(note for note in notes if note))
+    return lines
+
+
+def clock_fields(result: AutotuneResult) -> dict[str, Any]:
+    """``extra_info["autotune_clock"]`` of a check: the clock that judged, why, both clocks' medians
+    and changes, and the parallelism guard's verdict."""
+    fields: dict[str, Any] = {"judged_on": result.clock, "note": result.clock_note}
+    for clock in ("wall", "cpu"):
+        median, baseline = judged_medians(result, clock)
+        change = median / baseline - 1 if median is not None and baseline else None
+        fields[clock] = {"median": median, "baseline": baseline, "change": change}
+    fields["parallelism"] = result.parallelism
+    return fields
 
 
 def time_fields(result: AutotuneResult) -> dict[str, Any]:
@@ -261,6 +290,7 @@ def _benchmark(result: AutotuneResult) -> dict[str, Any]:
             **(result.metrics or {}),  # as pytest-benchmark users write benchmark.extra_info[name]
             **({"autotune_pruned": result.pruned} if result.pruned else {}),
             **({"autotune_tolerance": result.tolerance} if result.tolerance is not None else {}),
+            **({"autotune_clock": clock_fields(result)} if result.clock and not result.compare else {}),
             **(
                 {
                     "autotune_compare": json_fields(result.compare),

@@ -57,7 +57,7 @@ def serve_item(item: pytest.Function, autotune: Autotune, spec: WorkerSpec) -> N
             run = run_trial(item, autotune, request.config, repeat=request.repeat)
         except BaseException as exc:  # pytest outcomes and interrupts end the loop; the parent re-raises
             return body_ended(exc), False
-        return TrialReply(run.samples, run.label, run.detail), True
+        return TrialReply(run.samples, run.label, run.detail, run.cpu), True
 
     try:
         serve_requests(channel, handle, restart_needed)

@@ -133,7 +133,7 @@ class IsolatedTrials:
             self.worker.stop()
             reply.raise_again()
         assert isinstance(reply, TrialReply)
-        return BodyRun(dict(config), tuple(reply.samples), reply.label, reply.detail)
+        return BodyRun(dict(config), tuple(reply.samples), reply.label, reply.detail, tuple(reply.cpu))
 
     def launch(self) -> None:
         """Start the worker process now; the first trial (or :meth:`wait_ready`) waits until it set up."""

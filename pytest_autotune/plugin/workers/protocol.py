@@ -106,6 +106,8 @@ class TrialReply:
     samples: tuple[float, ...]
     label: Label
     detail: str
+    #: The CPU seconds of each sample (:attr:`~pytest_autotune.plugin.workers.runner.BodyRun.cpu`).
+    cpu: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,9 @@ class BodyRun:
     samples: tuple[float, ...]
     label: Label = "ok"
     detail: str = ""
+    #: The CPU seconds of each sample (:mod:`pytest_autotune.timing.clock`), ``()`` when the
+    #: samples are not times read by ``autotune.measure``.
+    cpu: tuple[float, ...] = ()
 
     @property
     def measured(self) -> bool:
@@ -48,8 +51,8 @@ class BodyRun:
 
     @property
     def stats(self) -> Stats | None:
-        """Statistics of the samples (None when there are none)."""
-        return Stats.of(self.samples) if self.samples else None
+        """Statistics of the samples (None when there are none), with their CPU times' (:attr:`Stats.cpu`)."""
+        return Stats.of(self.samples, self.cpu or None) if self.samples else None
 
     def outcome(self) -> Outcome:
         """The trial outcome: the median sample when measured, else the failure."""
@@ -102,8 +105,14 @@ def run_trial(
         raise
     except Exception as exc:  # BaseException subclasses (pytest outcomes, interrupts) propagate
         label, detail = classify_exception(exc)
-        return BodyRun(dict(config), tuple(autotune.end_run(completed=False)), label, detail)
-    return BodyRun(dict(config), tuple(autotune.end_run()))
+        samples = tuple(autotune.end_run(completed=False))
+        return BodyRun(dict(config), samples, label, detail, autotune.ended_cpu)
+    return _ended(autotune, config)
+
+
+def _ended(autotune: Autotune, config: dict[str, Any]) -> BodyRun:
+    samples = tuple(autotune.end_run())
+    return BodyRun(dict(config), samples, cpu=autotune.ended_cpu)
 
 
 class TrialRunner(Protocol):
@@ -145,4 +154,4 @@ def run_final(
     except Rejected as exc:
         autotune.end_run(completed=False)
         pytest.fail(f"autotune.reject() of configuration {config}: {exc.reason}", pytrace=False)
-    return BodyRun(dict(config), tuple(autotune.end_run()))
+    return _ended(autotune, config)
