@@ -12,9 +12,9 @@ pytest::
     choice.config, choice.reason                    # what to launch, and where it came from
 
 Beside the reader, imported on first use: :func:`~pytest_autotune.runtime.triton.tuned` (a
-decorator in place of ``triton.autotune``), :func:`~pytest_autotune.runtime.build.build` (an OpenCL
+decorator in place of ``triton.autotune``), :func:`~pytest_autotune.runtime.programs.build` (an OpenCL
 or CUDA source built with a configuration, as the test builds it) and
-:func:`~pytest_autotune.runtime.build.launch_sizes` (its global and local sizes).
+:func:`~pytest_autotune.runtime.programs.launch_sizes` (its global and local sizes).
 ``python -m pytest_autotune export`` writes a C header or a minimal store for applications that do
 not run Python.
 
@@ -32,7 +32,7 @@ from pytest_autotune.runtime.reader import Choice, TunedConfigError, TunedConfig
 from pytest_autotune.runtime.sizes import distance
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers: loaded by __getattr__
-    from pytest_autotune.runtime.build import build, launch_sizes
+    from pytest_autotune.runtime.programs import build, launch_sizes
     from pytest_autotune.runtime.triton import tuned
 
 __all__ = [
@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 #: Helpers imported when first used (they import a device library, or numpy for the geometry).
-_LAZY = {"build": "build", "launch_sizes": "build", "tuned": "triton"}
+_LAZY = {"build": "programs", "launch_sizes": "programs", "tuned": "triton"}
 
 
 def __getattr__(name: str) -> Any:

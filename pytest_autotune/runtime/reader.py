@@ -260,7 +260,8 @@ class TunedConfigs:
                 best.where,
             )
             if level != "exact" or size == "nearest":
-                self._log_once(kernel, key, "fallback", f"{choice.reason} for device {wanted.key!r}")
+                asked = "" if level == "exact" else f", asked for device {wanted.key!r}"
+                self._log_once(kernel, key, "fallback", f"{choice.reason}{asked}")
             self._log_stale(kernel, key, best, space)
             return choice
         return None
