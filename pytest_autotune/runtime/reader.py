@@ -16,9 +16,10 @@ problem size?" with a :class:`Choice` that says where the configuration came fro
   sorted order;
 * none of them: the declared ``default`` (an error when none is given).
 
-Every fallback (another device, another size, the default, a configuration tuned for an older
-declaration) is logged once per kernel, key and reason on the ``pytest_autotune.runtime`` logger,
-never on each call: choices are kept per (kernel, device, key), so a repeated lookup is one dict
+Every fallback is logged once per kernel, key and reason on the ``pytest_autotune.runtime`` logger,
+never on each call (a warning for another device, the default, or a configuration tuned for an
+older declaration; information for the nearest size on this very device, as Kernel Launcher
+does): choices are kept per (kernel, device, key), so a repeated lookup is one dict
 access. Bad input is a :class:`TunedConfigError` naming the file and the entry: a missing or
 damaged file, a damaged entry of the kernel, entries of one kernel name with different parameters
 (an entry of another kernel) or key names, a key value of the wrong kind, two entries for the same
@@ -167,6 +168,18 @@ class TunedConfigs:
             }
         )
 
+    def entries(self, kernel: str) -> list[tuple[str, str, StoreEntry]]:
+        """The entries of ``kernel`` (name, or test id) as ``(device key, test id, entry)``, checked
+        as :meth:`choose` checks them; raises :class:`TunedConfigError`, also when there are none."""
+        found = self._kernel(kernel).found
+        if not found:
+            known = ", ".join(self.kernels()) or "none"
+            raise TunedConfigError(
+                f"{self.path}: no entry of kernel {kernel!r} (kernel names in the file: {known}; a test "
+                "id finds the entry of a test that declares no kernel=)"
+            )
+        return [(f.device.key, f.nodeid, f.entry) for f in found]
+
     def _kernel(self, kernel: str) -> _Kernel:
         known = self._kernels.get(kernel)
         if known is None:
@@ -259,9 +272,11 @@ class TunedConfigs:
                 None if best.entry.key is None else MappingProxyType(dict(best.entry.key)),
                 best.where,
             )
-            if level != "exact" or size == "nearest":
-                asked = "" if level == "exact" else f", asked for device {wanted.key!r}"
-                self._log_once(kernel, key, "fallback", f"{choice.reason}{asked}")
+            if level != "exact":
+                text = f"{choice.reason}, asked for device {wanted.key!r}"
+                self._log_once(kernel, key, "device", text, logging.WARNING)
+            elif size == "nearest":
+                self._log_once(kernel, key, "size", choice.reason, logging.INFO)
             self._log_stale(kernel, key, best, space)
             return choice
         return None
@@ -284,14 +299,17 @@ class TunedConfigs:
         config = dict(default)
         _check_space(config, space, f"kernel {kernel!r}: the declared default")
         choice = Choice(MappingProxyType(config), kernel, "default", "default")
-        self._log_once(kernel, key, "default", f"{choice.reason} for device {wanted.key!r}")
+        self._log_once(kernel, key, "default", f"{choice.reason}, asked for device {wanted.key!r}")
         return choice
 
-    def _log_once(self, kernel: str, key: Mapping[str, Any] | None, reason: str, text: str) -> None:
+    def _log_once(
+        self, kernel: str, key: Mapping[str, Any] | None, reason: str, text: str, level: int = logging.WARNING
+    ) -> None:
+        """Log ``text`` the first time this (kernel, key, reason) is seen; never again."""
         memo = (kernel, None if key is None else tuple(sorted(key.items())), reason)
         if memo not in self._logged:
             self._logged.add(memo)
-            LOGGER.warning("%s", text)
+            LOGGER.log(level, "%s", text)
 
     def _log_stale(self, kernel: str, key: Mapping[str, Any] | None, found: _Found, space: Any) -> None:
         stored_hash = found.entry.space_hash
