@@ -49,7 +49,7 @@ def export_json(path: Path, kernels: Sequence[str]) -> str:
     try:
         for kernel in kernels:
             for device, nodeid, entry in tuned.entries(kernel):
-                slot = devices.setdefault(device, {"info": tuned.store.device_info(device), "tests": {}})
+                slot = devices.setdefault(device, {"info": tuned.device_info(device), "tests": {}})
                 minimal: dict[str, Any] = {
                     k: v for k, v in entry.to_json().items() if k in ("config", "space_hash", "kernel", "key")
                 }

@@ -1,8 +1,10 @@
 """Tuned configurations for the application: read ``autotune.json`` once, answer every launch.
 
 :func:`load` reads a committed store with the store's own reader and checks
-(:meth:`pytest_autotune.store.Store.load`: a regular file of bounded size, strict JSON, every entry
-checked by :meth:`pytest_autotune.entry.StoreEntry.from_json`), once per path and process.
+(:func:`pytest_autotune.store.document.read_document`: a regular file of bounded size, strict JSON,
+the file's structure), once per path and process; the entries of a kernel are checked by
+:meth:`pytest_autotune.entry.StoreEntry.from_json`, as the plugin checks them, when the kernel is
+first asked for (so a damaged entry of another kernel stops nothing).
 :meth:`TunedConfigs.choose` answers "which configuration for this kernel, on this device, for this
 problem size?" with a :class:`Choice` that says where the configuration came from:
 
@@ -44,8 +46,7 @@ from typing import Any, Literal, Protocol
 from pytest_autotune.entry import DamagedEntryError, StoreEntry
 from pytest_autotune.runtime.devices import DEVICE_LEVELS, DeviceId, DeviceLevel, match_level
 from pytest_autotune.runtime.sizes import distance, magnitude, scalar_kind
-from pytest_autotune.store.document import StoreError, entry_where
-from pytest_autotune.store.reading import Store
+from pytest_autotune.store.document import StoreError, entry_where, read_document
 
 __all__ = ["Choice", "TunedConfigError", "TunedConfigs", "load"]
 
@@ -136,7 +137,8 @@ class TunedConfigs:
     """The entries of one ``autotune.json`` as the application reads them (module docstring)."""
 
     path: Path
-    store: Store
+    #: The file's JSON, its structure checked (entries are checked when their kernel is first asked).
+    data: dict[str, Any]
     _kernels: dict[str, _Kernel] = field(default_factory=dict, repr=False)
     _choices: dict[tuple[Any, ...], Choice | None] = field(default_factory=dict, repr=False)
     _logged: set[tuple[Any, ...]] = field(default_factory=set, repr=False)
@@ -152,21 +154,27 @@ class TunedConfigs:
                 "with the application (or give its path)"
             )
         try:
-            return cls(where, Store.load(where, advice=False))
+            return cls(where, read_document(where, advice=False))
         except StoreError as exc:
             raise TunedConfigError(str(exc)) from exc
 
     # -- what the store holds ---------------------------------------------------------------------
+    def devices(self) -> list[str]:
+        """The device keys of the file."""
+        return sorted(self.data["devices"])
+
+    def device_info(self, device: str) -> dict[str, Any]:
+        """The ``info`` block of ``device`` (empty when absent)."""
+        return dict(self.data["devices"].get(device, {}).get("info", {}))
+
+    def _tests(self, device: str) -> dict[str, Any]:
+        tests: dict[str, Any] = self.data["devices"][device].get("tests", {})
+        return tests
+
     def kernels(self) -> list[str]:
-        """The kernel names of the store's entries (damaged entries left out)."""
-        return sorted(
-            {
-                entry.kernel
-                for device in self.store.devices()
-                for entry in self.store.entries(device).values()
-                if entry.kernel
-            }
-        )
+        """The kernel names the file's entries declare."""
+        named = (raw.get("kernel") for device in self.devices() for raw in self._tests(device).values())
+        return sorted({name for name in named if isinstance(name, str) and name})
 
     def entries(self, kernel: str) -> list[tuple[str, str, StoreEntry]]:
         """The entries of ``kernel`` (name, or test id) as ``(device key, test id, entry)``, checked
@@ -187,22 +195,25 @@ class TunedConfigs:
         return known
 
     def _index(self, kernel: str) -> _Kernel:
+        """The entries of ``kernel``, each checked by :meth:`StoreEntry.from_json` as the plugin
+        checks it. Its ``history`` is left out: a history never makes an entry damaged (one that
+        cannot be read is kept as it is), and the application has no use for it."""
         found: list[_Found] = []
-        for device in self.store.devices():
-            info = self.store.device_info(device)
-            tests = self.store.data["devices"][device].get("tests", {})
-            for nodeid in self.store.tests(device):
-                raw = tests.get(nodeid)
+        for device in self.devices():
+            info = self.device_info(device)
+            for nodeid, raw in sorted(self._tests(device).items()):
                 named = raw.get("kernel") if isinstance(raw, dict) else None
                 if named != kernel and not (named is None and nodeid == kernel):
                     continue
+                where = entry_where(self.path, device, nodeid)
                 try:
-                    entry = self.store.entry(device, nodeid)
+                    fields = (
+                        {k: v for k, v in raw.items() if k != "history"} if isinstance(raw, dict) else raw
+                    )
+                    entry = StoreEntry.from_json(fields, where=where)
                 except DamagedEntryError as exc:
                     raise TunedConfigError(f"{exc}; kernel {kernel!r} cannot be read") from None
-                if entry is not None:
-                    where = entry_where(self.path, device, nodeid)
-                    found.append(_Found(DeviceId.of(device, info), nodeid, where, entry))
+                found.append(_Found(DeviceId.of(device, info), nodeid, where, entry))
         return _check_kernel(kernel, found)
 
     # -- choosing ---------------------------------------------------------------------------------

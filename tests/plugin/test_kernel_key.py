@@ -62,7 +62,7 @@ from pytest_autotune import runtime
 
 logging.basicConfig(level=logging.INFO, format="%(message)s")
 tuned = runtime.load("autotune.json")
-(device,) = tuned.store.devices()
+(device,) = tuned.devices()
 for _ in range(3):  # the fallback is logged once
     choice = tuned.choose("scale", device=device, key={"M": int(sys.argv[1])}, default={"A": 1})
 print("A =", choice.config["A"], "from", choice.entry, choice.size_match)
