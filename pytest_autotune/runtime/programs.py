@@ -36,12 +36,14 @@ def build(
     """The program of ``source`` built for ``context`` with ``config`` as its defines (module
     docstring); ``source`` is the kernel's text or the path of its file (messages then name it).
     Raises the backend's build error (carrying the compiler's log) when the compiler refuses it."""
-    from pytest_autotune.backends import BackendError, backend_for_object
+    from pytest_autotune.backends import BackendError, available_backends, backend_for_object, get_backend
 
     if isinstance(source, os.PathLike):
         source_name = source_name or os.fspath(source)
         source = Path(source).read_text(encoding="utf-8")
-    backend = backend_for_object(context)
+    backend = backend_for_object(context) or next(  # an offline CUDA target loads no library yet
+        (b for b in map(get_backend, available_backends()) if b.owns(context)), None
+    )
     if backend is None:
         raise BackendError(
             f"runtime.build got a {type(context).__name__!r}, which no backend owns; pass the "
