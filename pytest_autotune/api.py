@@ -36,7 +36,9 @@ SPEC_ATTRIBUTE: Final = "__pytest_autotune__"
 #: Attribute holding constraints declared before ``@tunable`` was applied (``@constraint`` below it).
 PENDING_ATTRIBUTE: Final = "__pytest_autotune_constraints__"
 #: ``@tunable`` keywords that belong to the declaration but are neither parameters nor policy.
-DECLARATION_KEYS: Final = frozenset({"restrictions", "geometry", "block_size_names", "defaults"})
+DECLARATION_KEYS: Final = frozenset(
+    {"restrictions", "geometry", "block_size_names", "defaults", "kernel", "key"}
+)
 #: Keywords that belong elsewhere (mostly Kernel Tuner's ``tune_kernel`` arguments) -> where they go.
 MISPLACED_KEYS: Final[dict[str, str]] = {
     **{
@@ -173,7 +175,9 @@ def tunable(**declaration: Any) -> Callable[[F], F]:
         constraints = (*restrictions, *pending_constraints(fn))
         space = build_declared_space(name, declared, constraints)
         geometry = _geometry(name, extras, tuple(declared))
-        setattr(fn, SPEC_ATTRIBUTE, TunableSpec(name, declared, constraints, policy, space, geometry))
+        kernel, key = _kernel_key(name, extras, declared)
+        spec = TunableSpec(name, declared, constraints, policy, space, geometry, kernel, key)
+        setattr(fn, SPEC_ATTRIBUTE, spec)
         return fn
 
     return decorate
@@ -292,6 +296,35 @@ def _geometry(test: str, extras: Mapping[str, Any], names: tuple[str, ...]) -> G
     except ValueError as exc:  # GeometryError is a SpaceError, a ValueError
         raise type(exc)(f"@tunable on {test}: {exc}") from exc
     return given
+
+
+def _kernel_key(
+    test: str, extras: Mapping[str, Any], params: Mapping[str, Any]
+) -> tuple[str | None, tuple[str, ...]]:
+    """``kernel=`` (a non-empty name) and ``key=`` (names of the parametrization, not parameters)."""
+    kernel, key = extras.get("kernel"), extras.get("key", ())
+    if kernel is not None and (not isinstance(kernel, str) or not kernel.strip() or "::" in kernel):
+        raise PolicyError(
+            f"@tunable on {test}: kernel={kernel!r} is not a kernel name; write kernel='matmul' "
+            "(a non-empty name without '::')"
+        )
+    names = (key,) if isinstance(key, str) else key
+    if not isinstance(names, list | tuple) or not all(isinstance(n, str) and n.isidentifier() for n in names):
+        raise PolicyError(
+            f"@tunable on {test}: key={key!r} is not a list of names; write key=('M', 'N', 'K'), the "
+            "arguments of the test's parametrization that give the problem size"
+        )
+    if names and kernel is None:
+        raise PolicyError(f"@tunable on {test}: key= needs kernel= (the name the application looks it up by)")
+    if len(set(names)) != len(names):
+        raise PolicyError(f"@tunable on {test}: key={key!r} names an argument twice")
+    tuned = [n for n in names if n in params]
+    if tuned:
+        raise PolicyError(
+            f"@tunable on {test}: key name {tuned[0]!r} is a tuned parameter; the key names the "
+            "problem size (arguments of the test's parametrization), not what is tuned"
+        )
+    return kernel, tuple(names)
 
 
 def constraint(*given: ConstraintLike | Sequence[ConstraintLike]) -> Callable[[F], F]:

@@ -16,14 +16,14 @@ process); everything else reads attributes.
 
 from __future__ import annotations
 
-import copy
 import datetime
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final
 
-from pytest_autotune.outcome import FAILURE_LABELS, Label
+from pytest_autotune.timing.history import HISTORY_VERSION, History, UnreadHistory, scalar_problem
+from pytest_autotune.timing.history import show as _show
 
 if TYPE_CHECKING:
     from pytest_autotune.timing.measure import Stats
@@ -42,7 +42,18 @@ __all__ = [
 #: The unit of time objectives: their values are durations and must be positive.
 TIME_UNIT: Final = "s"
 _ENTRY_KEYS: Final = frozenset(
-    {"config", "space_hash", "baseline", "tuning", "commit_info", "metrics", "history", "measured_at"}
+    [
+        "config",
+        "space_hash",
+        "baseline",
+        "tuning",
+        "commit_info",
+        "metrics",
+        "history",
+        "measured_at",
+        "kernel",
+        "key",
+    ]
 )
 #: How ``measured_at`` is written: UTC to the second (such strings sort by time).
 MOMENT_FORMAT: Final = "%Y-%m-%dT%H:%M:%SZ"
@@ -131,23 +142,22 @@ def utc_moment(now: datetime.datetime | None = None) -> str:
     return (now or datetime.datetime.now(datetime.UTC)).strftime(MOMENT_FORMAT)
 
 
-def _show(value: Any) -> str:
-    kind = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
-    text = repr(value) if not isinstance(value, dict | list) and value is not None else ""
-    label = kind.get(type(value), "")
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return f"{label} {text}".strip() if label else text
-
-
 def _config_value(reader: _Reader, name: str, value: Any) -> Any:
-    items = value if isinstance(value, list) else [value]
-    for item in items:
-        if not isinstance(item, str | int | float | bool | None):
-            raise reader.error(name, f"must be a scalar or a list of scalars, got {_show(value)}")
-        if isinstance(item, float) and not math.isfinite(item):
-            raise reader.error(name, f"must hold finite numbers, got {_show(value)}")
+    why = scalar_problem(value)
+    if why is not None:
+        raise reader.error(name, why)
     return tuple(value) if isinstance(value, list) else value
+
+
+def _values(data: Any, where: str, path: str) -> dict[str, Any]:
+    """A configuration (or key): scalars or lists of scalars (permutations, made tuples) by name."""
+    reader = _Reader(data, where, path)
+    return {name: _config_value(reader, name, value) for name, value in reader.data.items()}
+
+
+def _listed(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` as JSON holds them: tuples (permutations) as lists."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}
 
 
 @dataclass(frozen=True)
@@ -261,15 +271,18 @@ class StoreEntry:
     history: History | UnreadHistory | None = None
     #: When the writing run measured it (:func:`utc_moment`); None in entries older than the field.
     measured_at: str | None = None
+    #: The kernel's stable name (``@tunable(kernel=...)``), and its problem-size key: values by name
+    #: from the test's parametrization (``@tunable(key=...)``); None for tests that declare neither.
+    kernel: str | None = None
+    key: Mapping[str, Any] | None = None
 
     @classmethod
     def from_json(cls, data: Any, *, where: str) -> StoreEntry:
         """Validate an entry object; raises :class:`DamagedEntryError` naming ``where`` and the field."""
         reader = _Reader(data, where, "")
         reader.only(_ENTRY_KEYS, frozenset({"config", "space_hash"}))
-        config = _Reader(data["config"], where, "config")
         return cls(
-            config={name: _config_value(config, name, value) for name, value in config.data.items()},
+            config=_values(data["config"], where, "config"),
             space_hash=reader.string("space_hash"),
             baseline=Baseline.from_json(data["baseline"], where=where) if "baseline" in data else None,
             tuning=TuningRecord.from_json(data["tuning"], where=where) if "tuning" in data else None,
@@ -277,6 +290,8 @@ class StoreEntry:
             metrics=cls._metrics(data["metrics"], where) if "metrics" in data else None,
             history=History.read(data["history"]) if "history" in data else None,
             measured_at=reader.moment("measured_at") if "measured_at" in data else None,
+            kernel=reader.string("kernel") if "kernel" in data else None,
+            key=_values(data["key"], where, "key") if "key" in data else None,
         )
 
     @classmethod
@@ -302,148 +317,19 @@ class StoreEntry:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object (permutations as lists; absent parts left out)."""
-        data: dict[str, Any] = {
-            "config": {k: list(v) if isinstance(v, tuple) else v for k, v in self.config.items()},
-            "space_hash": self.space_hash,
-        }
-        for key in ("baseline", "tuning", "history", "commit_info", "metrics"):  # (written sorted)
-            part = getattr(self, key)
-            if part is not None:
-                data[key] = part.to_json() if hasattr(part, "to_json") else dict(part)
-        if self.measured_at is not None:
-            data["measured_at"] = self.measured_at
-        return data
-
-
-#: Version of the ``history`` record written and read here; a newer one is kept but not read.
-HISTORY_VERSION: Final = 1
-_HISTORY_KEYS: Final = frozenset({"version", "params", "best", "default", "trials", "failures"})
-
-
-class _HistoryDamage(ValueError):
-    """Why a ``history`` object cannot be read (kept as :attr:`UnreadHistory.why`)."""
-
-
-@dataclass(frozen=True)
-class History:
-    """What tuning measured, compactly: the source of a warm start on another device or sibling.
-
-    ``params`` names the values of each row; ``trials`` holds the best trials as (value relative to
-    ``best``, values), best first; ``best`` is the best trial's value (the baseline's unit);
-    ``failures`` holds failed configurations as (label, values); ``default`` is the declared
-    default's value relative to the chosen configuration, measured side by side in the finalist
-    rounds (the speedup over the default), None when it was not measured.
-    """
-
-    params: tuple[str, ...]
-    best: float
-    trials: tuple[tuple[float, tuple[Any, ...]], ...]
-    failures: tuple[tuple[Label, tuple[Any, ...]], ...] = ()
-    default: float | None = None
-
-    @classmethod
-    def read(cls, data: Any) -> History | UnreadHistory:
-        """The history, or an :class:`UnreadHistory` (newer version or damaged) keeping ``data``."""
-        version = data.get("version") if isinstance(data, dict) else None
-        if isinstance(version, int) and not isinstance(version, bool) and version > HISTORY_VERSION:
-            why = f"its version {version} is newer than this pytest-autotune reads ({HISTORY_VERSION})"
-            return UnreadHistory(copy.deepcopy(data), why, newer=True)
-        try:
-            return cls._parse(data)
-        except _HistoryDamage as exc:
-            return UnreadHistory(copy.deepcopy(data), f"it is damaged: {exc}", newer=False)
-
-    @classmethod
-    def _parse(cls, data: Any) -> History:
-        if not isinstance(data, dict):
-            raise _HistoryDamage(f"expected an object, got {_show(data)}")
-        unknown = sorted(set(data) - _HISTORY_KEYS)
-        missing = sorted(_HISTORY_KEYS - {"default"} - set(data))
-        if unknown or missing:
-            raise _HistoryDamage(f"unknown key {unknown[0]!r}" if unknown else f"{missing[0]!r} is missing")
-        if type(data["version"]) is not int or data["version"] != HISTORY_VERSION:
-            raise _HistoryDamage(f"'version' must be {HISTORY_VERSION}, got {_show(data['version'])}")
-        params = data["params"]
-        if not isinstance(params, list) or not all(isinstance(p, str) and p for p in params):
-            raise _HistoryDamage(f"'params' must be a list of names, got {_show(params)}")
-        if len(set(params)) != len(params):
-            raise _HistoryDamage("'params' names a parameter twice")
-        trials = tuple(
-            (_positive(row[0], "trials"), row[1]) for row in _rows(data["trials"], params, "trials")
+        data: dict[str, Any] = {"config": _listed(self.config), "space_hash": self.space_hash}
+        if self.baseline is not None:
+            data["baseline"] = self.baseline.to_json()
+        if self.tuning is not None:
+            data["tuning"] = self.tuning.to_json()
+        if self.commit_info is not None:
+            data["commit_info"] = dict(self.commit_info)
+        if self.metrics is not None:
+            data["metrics"] = dict(self.metrics)
+        if self.history is not None:
+            data["history"] = self.history.to_json()
+        optional = {"measured_at": self.measured_at, "kernel": self.kernel, "key": self.key}
+        data.update(
+            (k, v if isinstance(v, str) else _listed(v)) for k, v in optional.items() if v is not None
         )
-        failures = []
-        for label, values in _rows(data["failures"], params, "failures"):
-            if label not in FAILURE_LABELS:
-                raise _HistoryDamage(f"'failures' has an unknown label {_show(label)}")
-            failures.append((cast(Label, label), values))
-        default = data.get("default")
-        return cls(
-            tuple(params),
-            _positive(data["best"], "best"),
-            trials,
-            tuple(failures),
-            None if default is None else _positive(default, "default"),
-        )
-
-    def config(self, values: tuple[Any, ...]) -> dict[str, Any]:
-        """The values of a row as a configuration (parameter name to value)."""
-        return dict(zip(self.params, values, strict=True))
-
-    def to_json(self) -> dict[str, Any]:
-        """The JSON object (rows as lists: the value or label first, then the values)."""
-
-        def row(first: Any, values: tuple[Any, ...]) -> list[Any]:
-            return [first, *(list(v) if isinstance(v, tuple) else v for v in values)]
-
-        data: dict[str, Any] = {
-            "version": HISTORY_VERSION,
-            "params": list(self.params),
-            "best": self.best,
-            "trials": [row(value, values) for value, values in self.trials],
-            "failures": [row(label, values) for label, values in self.failures],
-        }
-        if self.default is not None:
-            data["default"] = self.default
         return data
-
-
-@dataclass(frozen=True)
-class UnreadHistory:
-    """A ``history`` this version does not read (``newer`` version or damaged), kept verbatim."""
-
-    raw: Any
-    why: str
-    newer: bool
-
-    def to_json(self) -> Any:
-        """The object as it was read."""
-        return copy.deepcopy(self.raw)
-
-
-def _positive(value: Any, name: str) -> float:
-    """``value`` unchanged (an int stays one, so the JSON reads back the same) when positive and finite."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise _HistoryDamage(f"{name!r} must hold positive finite numbers, got {_show(value)}")
-    return value
-
-
-def _rows(rows: Any, params: list[str], name: str) -> list[tuple[Any, tuple[Any, ...]]]:
-    """Each row of ``rows`` split into its first element and its configuration values."""
-    if not isinstance(rows, list):
-        raise _HistoryDamage(f"{name!r} must be a list of rows, got {_show(rows)}")
-    reader = _Reader({}, "", name)
-    out = []
-    for row in rows:
-        if not isinstance(row, list) or len(row) != len(params) + 1:
-            raise _HistoryDamage(f"{name!r}: a row must list {len(params) + 1} values, got {_show(row)}")
-        try:
-            values = tuple(_config_value(reader, name, value) for value in row[1:])
-        except DamagedEntryError as exc:
-            raise _HistoryDamage(f"{name!r}: a value {exc.why}") from None
-        out.append((row[0], values))
-    return out

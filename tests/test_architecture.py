@@ -139,7 +139,7 @@ def test_no_module_over_450_lines() -> None:
     assert lines <= 450, name
 
 
-@pytest.mark.parametrize("layer", ["space", "strategies", "tuning", "timing", "backends"])
+@pytest.mark.parametrize("layer", ["space", "strategies", "tuning", "timing", "backends", "runtime"])
 def test_library_layers_import_no_pytest_glue(layer: str) -> None:
     """Arrows point down: the library layers never import the pytest glue (plugin/)."""
     edges, _ = import_graph(PACKAGE)

@@ -87,3 +87,15 @@ def test_deep_json_is_an_error_naming_the_file(tmp_path: Path) -> None:
     assert read_json(path) == {"a": 2}
     with pytest.raises(NotJsonError, match="the key 'a' appears twice"):
         read_json(path, unique_keys=True)
+
+
+def test_depth_counts_only_brackets_outside_strings() -> None:
+    """Brackets in strings (escaped quotes, multi-byte characters around them) nest nothing."""
+    shallow = '{"a": ["[[[[", "\\"{{{{", "é]]]]]]"], "b": {"c": "\\\\"}}'
+    assert parse_json("s.json", shallow, max_depth=2) == {"a": ["[[[[", '"{{{{', "é]]]]]]"], "b": {"c": "\\"}}
+    with pytest.raises(NotJsonError, match="more than 1 levels"):
+        parse_json("s.json", shallow, max_depth=1)
+    hidden = '[["]]]]]]]]", [[1]]]]'  # closing brackets in a string must not hide the depth of 4
+    with pytest.raises(NotJsonError, match="more than 3 levels"):
+        parse_json("h.json", hidden, max_depth=3)
+    assert parse_json("h.json", hidden, max_depth=4) == [["]]]]]]]]", [[1]]]]

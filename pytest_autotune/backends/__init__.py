@@ -36,6 +36,7 @@ __all__ = [
     "backend_for_fixtures",
     "backend_for_object",
     "backend_name_for_fixtures",
+    "define_macros",
     "fixture_modules",
     "get_backend",
     "loaded_backends",
@@ -201,3 +202,13 @@ def restart_needed() -> str | None:
 def fixture_modules() -> list[str]:
     """The modules that hold the registered backends' fixtures (pytest plugins to register)."""
     return [entry.fixture_module for entry in _REGISTRY.values() if entry.fixture_module is not None]
+
+
+def define_macros(defines: Any) -> tuple[tuple[str, str], ...]:
+    """``(macro, value text)`` pairs of a configuration, encoded as the OpenCL and CUDA backends
+    write ``#define`` lines (:func:`pytest_autotune.backends.opencl.defines.define_macros`: booleans
+    0/1, floats with an ``f``, permutations as ``NAME_0``, ... ``NAME_LEN``); pure Python, for the
+    header ``python -m pytest_autotune export`` writes."""
+    from pytest_autotune.backends.opencl.defines import define_macros as macros
+
+    return macros(defines, "source")

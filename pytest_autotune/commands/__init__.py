@@ -1,10 +1,11 @@
-"""``python -m pytest_autotune show|diff``: read ``autotune.json`` outside a test run.
+"""``python -m pytest_autotune show|diff|export``: read ``autotune.json`` outside a test run.
 
 As ``pytest-benchmark list/compare`` read stored results: :mod:`~pytest_autotune.commands.show`
 prints what the store holds, :mod:`~pytest_autotune.commands.diff` what changed in it since a git
-ref (a reviewer's view of a pull request that re-tunes kernels, ``--md`` for its comment). Both
+ref (a reviewer's view of a pull request that re-tunes kernels, ``--md`` for its comment),
+:mod:`~pytest_autotune.commands.export` what an application ships (a C header, a minimal store). All
 read the store through :mod:`pytest_autotune.store` only; they never import pytest or the plugin,
-and never write. ``__main__`` dispatches here; ``merge`` stays with :mod:`pytest_autotune.recovery`.
+and never write it. ``__main__`` dispatches here; ``merge`` stays with :mod:`pytest_autotune.recovery`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pytest_autotune.commands.errors import CommandError
 __all__ = ["COMMANDS", "OVERVIEW", "main"]
 
 #: The subcommands this package runs.
-COMMANDS: Final = ("show", "diff")
+COMMANDS: Final = ("show", "diff", "export")
 
 
 #: ``python -m pytest_autotune`` without a command, or with ``--help``: every command, ``merge`` included.
@@ -29,6 +30,7 @@ OVERVIEW: Final = """usage: python -m pytest_autotune COMMAND ...
 commands:
   show [--device D] [TEST ...]   print what autotune.json holds
   diff REF [--md]                what changed in autotune.json since a git ref
+  export --kernel K [--format F] a C header or a minimal store for an application to ship
   merge RECOVERY [--into STORE]  merge a recovery file into autotune.json
 
 python -m pytest_autotune COMMAND --help describes each one."""
@@ -43,7 +45,17 @@ def _parser() -> argparse.ArgumentParser:
     diff = commands.add_parser("diff", help="what changed in autotune.json since a git ref")
     diff.add_argument("ref", metavar="REF", help="a commit, branch or tag (e.g. main, HEAD~1)")
     diff.add_argument("--md", action="store_true", help="a Markdown table (for a pull-request comment)")
-    for sub in (show, diff):
+    export = commands.add_parser("export", help="a C/C++ header or a minimal store for an application")
+    export.add_argument(
+        "--kernel", action="append", required=True, help="a kernel name (or test id); repeat for several"
+    )
+    export.add_argument("--format", choices=("json", "header"), default="json", help="default: json")
+    export.add_argument(
+        "--key", action="append", default=[], metavar="NAME=VALUE", help="header: the problem size"
+    )
+    export.add_argument("--fallback", metavar="DEVICE", help="header: the device whose block is the #else")
+    export.add_argument("-o", "--output", type=Path, help="write here (default: standard output)")
+    for sub in (show, diff, export):
         sub.add_argument(
             "--file", type=Path, default=Path("autotune.json"), help="the store (default: ./autotune.json)"
         )
@@ -58,6 +70,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from pytest_autotune.commands.show import show
 
             lines = show(args.file, device=args.device, tests=args.tests)
+        elif args.command == "export":
+            return _export(args)
         else:
             from pytest_autotune.commands.diff import diff
 
@@ -66,4 +80,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"pytest-autotune {args.command}: {exc}", file=sys.stderr)
         return 1
     print("\n".join(lines))
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from pytest_autotune.commands.export import export_header, export_json, parse_key
+
+    if args.format == "header":
+        if len(args.kernel) != 1:
+            raise CommandError("--format header writes one kernel; give one --kernel")
+        text = export_header(args.file, args.kernel[0], key=parse_key(args.key), fallback=args.fallback)
+    else:
+        if args.key or args.fallback:
+            raise CommandError("--key and --fallback are for --format header")
+        text = export_json(args.file, args.kernel)
+    if args.output is None:
+        sys.stdout.write(text)
+        return 0
+    if args.output.resolve() == args.file.resolve():
+        raise CommandError(f"--output {args.output} is the store read; write the export elsewhere")
+    args.output.write_text(text, encoding="utf-8")
+    print(f"{args.output}: {args.format} of {', '.join(args.kernel)} written", file=sys.stderr)
     return 0

@@ -7,8 +7,9 @@ do not sit on the decorators and the policy validation they run.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -17,7 +18,11 @@ if TYPE_CHECKING:
     from pytest_autotune.space.declaration import ConstraintLike
     from pytest_autotune.space.params import Param
 
-__all__ = ["TunableSpec", "build_declared_space"]
+__all__ = ["KernelKeyError", "TunableSpec", "build_declared_space"]
+
+
+class KernelKeyError(ValueError):
+    """A test's problem-size key (``@tunable(key=...)``) cannot be read from its parametrization."""
 
 
 @dataclass(frozen=True)
@@ -37,12 +42,43 @@ class TunableSpec:
     policy: Mapping[str, Any]
     space: Space
     geometry: Geometry | None = None
+    #: The kernel's stable name (``kernel=``) its entries carry, None when the test names none.
+    kernel: str | None = None
+    #: The names of the problem-size key (``key=``), read from the test's parametrization.
+    key: tuple[str, ...] = ()
+
+    def key_values(self, params: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The key's values from a test's parametrization (``params``: argument name to value), in
+        declared order; None when the test declares no key. Raises :class:`KernelKeyError` naming
+        the key that is not parametrized or whose value is no number, string or boolean."""
+        if not self.key:
+            return None
+        values: dict[str, Any] = {}
+        for name in self.key:
+            if name not in params:
+                given = ", ".join(params) or "none"
+                raise KernelKeyError(
+                    f"key {name!r} of kernel {self.kernel!r} is not an argument of the test's "
+                    f"parametrization (parametrized: {given}); parametrize the test by it, e.g. "
+                    f"@pytest.mark.parametrize({name!r}, [256, 512])"
+                )
+            value = params[name]
+            if hasattr(value, "item") and type(value).__module__ == "numpy":
+                value = value.item()
+            finite = not isinstance(value, float) or math.isfinite(value)
+            if not isinstance(value, str | int | float | bool) or not finite:
+                raise KernelKeyError(
+                    f"key {name!r} of kernel {self.kernel!r} is {value!r}; a key value must be a "
+                    "finite number, a string or a boolean"
+                )
+            values[name] = value
+        return values
 
     def with_constraints(self, extra: Sequence[ConstraintLike]) -> TunableSpec:
         """A copy with ``extra`` constraints first (they sit above, in source order), space rebuilt."""
         constraints = (*extra, *self.constraints)
         space = build_declared_space(self.test_name, self.params, constraints)
-        return TunableSpec(self.test_name, self.params, constraints, self.policy, space, self.geometry)
+        return replace(self, constraints=constraints, space=space)
 
 
 def build_declared_space(

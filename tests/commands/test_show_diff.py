@@ -247,5 +247,6 @@ def test_help_lists_every_command(tmp_path: Path) -> None:
     assert [line.split()[0] for line in done.stdout.splitlines() if line.startswith("  ")] == [
         "show",
         "diff",
+        "export",
         "merge",
     ]

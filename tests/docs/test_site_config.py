@@ -35,7 +35,7 @@ def test_without_the_pages_the_guides_are_the_existing_ones(
     conf: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setattr(conf, "HERE", tmp_path)
-    assert guides(conf) == ["ci", "coming-from-kernel-tuner", "troubleshooting"]
+    assert guides(conf) == ["ci", "runtime", "coming-from-kernel-tuner", "troubleshooting"]
 
 
 def test_a_page_that_exists_is_listed(
@@ -43,7 +43,7 @@ def test_a_page_that_exists_is_listed(
 ) -> None:
     (tmp_path / "scale-out.md").write_text("# Scale out\n")
     monkeypatch.setattr(conf, "HERE", tmp_path)
-    assert guides(conf) == ["ci", "coming-from-kernel-tuner", "scale-out", "troubleshooting"]
+    assert guides(conf) == ["ci", "runtime", "coming-from-kernel-tuner", "scale-out", "troubleshooting"]
 
 
 def test_other_pages_are_left_alone(conf: ModuleType) -> None:

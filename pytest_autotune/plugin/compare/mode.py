@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import math
 import os
-import statistics
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -51,6 +50,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import pytest
 
+from pytest_autotune.plugin.compare.clocks import judged_clock
 from pytest_autotune.plugin.compare.git_ref import RefTree, export_tree, uncommitted
 from pytest_autotune.plugin.compare.import_guard import ENV_VAR as GUARD_VAR
 from pytest_autotune.plugin.compare.import_guard import GuardSpec
@@ -368,23 +368,6 @@ def _warn(outcome: _Outcome, warning: Warning) -> None:
         outcome.failure = f"{warning} ({type(warning).__name__}, an error under the warning filters)"
 
 
-def _clocks(pairs: list[PairRun], result: AutotuneResult) -> dict[str, Any]:
-    """The clock the blocks were judged on (also set on ``result``) and the other clock's blocks and
-    ratio (the median of B/A per block; reported, not judged): the compare detail's ``clock`` fields."""
-    result.clock = pairs[0].clock if all(pair.clock == pairs[0].clock for pair in pairs) else "wall"
-    other = SideTimes([t for p in pairs for t in p.other.a], [t for p in pairs for t in p.other.b])
-    ratios = [b / a for a, b in zip(other.a, other.b, strict=True) if a > 0]
-    name = "wall" if result.clock == "cpu" else "cpu"
-    return {
-        "clock": result.clock,
-        "other_clock": {
-            "clock": name,
-            "ratio": statistics.median(ratios) if ratios else None,
-            "times": {"ref": other.a, "working": other.b},
-        },
-    }
-
-
 def _judged(
     outcome: _Outcome,
     context: CompareContext,
@@ -397,7 +380,7 @@ def _judged(
 ) -> _Outcome:
     result, first = outcome.result, pairs[0]
     likely = likely_regression(verdict)
-    clocks = _clocks(pairs, result)
+    clocks = judged_clock(pairs, result)
     times = SideTimes([t for p in pairs for t in p.times.a], [t for p in pairs for t in p.times.b])
     sides = {"ref": _side_info(first.setups[0]), "working": _side_info(first.setups[1])}
     state = verdict.state

@@ -270,6 +270,8 @@ def _tune(
             tuning=TuningRecord.from_json(report.summary, where=where),
             metrics=result.metrics,
             history=report.history,
+            kernel=plan.spec.kernel,
+            key=plan.spec.key_values(getattr(getattr(item, "callspec", None), "params", {})),
         )
     )
     result.device_info = session.devices.info_for(plan.device)

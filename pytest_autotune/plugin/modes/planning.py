@@ -30,6 +30,7 @@ from pytest_autotune.plugin.modes.warm_start import warm_start
 from pytest_autotune.policy import Policy, PolicyError, merge_policy
 from pytest_autotune.space.errors import SpaceError
 from pytest_autotune.timing.clock import Clock, resolve_clock
+from pytest_autotune.tuning.spec import KernelKeyError
 from pytest_autotune.tuning.validation import (
     check_strategy_options,
     translate_strategy_options,
@@ -122,6 +123,10 @@ def plan_item(session: AutotuneSession, item: pytest.Item) -> ItemPlan | None:
     policy = _checked_strategy(
         item.nodeid, merge_policy([session.settings.policy_layer, spec.policy, *layers])
     )
+    try:
+        spec.key_values(getattr(getattr(item, "callspec", None), "params", {}))
+    except KernelKeyError as exc:
+        raise PlanError(f"{item.nodeid}: {exc}") from None
     fixturenames = getattr(item, "fixturenames", ())
     missing = session.devices.backend_for(fixturenames).unavailable()
     if missing is not None:

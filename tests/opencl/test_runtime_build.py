@@ -1,0 +1,86 @@
+"""``runtime.build`` and the SAXPY application: the configuration launched outside pytest.
+
+The application script (``example_kernels/apps/saxpy_app.py``) reads a store, builds the kernel
+with the chosen configuration as the test builds it, launches it with the kernel module's launch
+sizes and checks the numbers; here it runs for a size that was not tuned and must take the entry of
+the nearest tuned size.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+cl = pytest.importorskip("pyopencl")
+pytestmark = pytest.mark.opencl  # skipped, with the reason, when no device can build a kernel
+from pytest_autotune import runtime  # noqa: E402
+from pytest_autotune.backends import BackendError, opencl  # noqa: E402
+from pytest_autotune.backends.opencl.defines import define_source  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+KERNEL = ROOT / "example_kernels" / "saxpy.cl"
+
+
+@pytest.fixture(scope="module")
+def device():
+    try:
+        return opencl.select_device(None)
+    except LookupError:
+        pytest.skip("no OpenCL device")
+
+
+def test_runtime_build_writes_the_defines_as_the_test_does(device) -> None:
+    context = opencl.create_context(device)
+    config = {"WPT": 2, "LS": 64, "VW": 2, "STRIDED": True}
+    program = runtime.build(context, KERNEL, config)
+    assert program.source == define_source(config, KERNEL.read_text(), str(KERNEL))
+    assert program.kernel_names == ("saxpy",)
+    from example_kernels.saxpy_sizes import launch
+
+    sizes = launch(1 << 16, config)
+    assert (sizes.global_size, sizes.local_size) == ((1 << 15,), (64,))
+
+
+def test_runtime_build_refuses_an_object_no_backend_owns() -> None:
+    with pytest.raises(BackendError, match=r"runtime\.build got a 'object', which no backend owns"):
+        runtime.build(object(), "__kernel void k() {}", {})
+
+
+def test_the_application_launches_the_nearest_tuned_size(device, tmp_path: Path) -> None:
+    key = runtime.opencl_device(device).key
+    configs = {
+        65536: {"LS": 256, "STRIDED": True, "VW": 1, "WPT": 1},
+        262144: {"LS": 32, "STRIDED": False, "VW": 2, "WPT": 4},
+        1048576: {"LS": 64, "STRIDED": False, "VW": 1, "WPT": 1},
+    }
+    tests = {
+        f"example_kernels/test_saxpy_sizes.py::test_saxpy_sizes[{n}]": {
+            "config": config,
+            "space_hash": "h",
+            "kernel": "saxpy",
+            "key": {"N": n},
+        }
+        for n, config in configs.items()
+    }
+    store = tmp_path / "autotune.json"
+    store.write_text(json.dumps({"schema_version": 1, "devices": {key: {"info": {}, "tests": tests}}}))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "example_kernels.apps.saxpy_app", "303104", "--store", str(store)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        check=False,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(done.stdout.splitlines()[0])
+    assert shown["config"] == configs[262144]  # 303104 is 0.21 doublings from 262144
+    assert (shown["key"], shown["device_match"], shown["size_match"]) == ({"N": 262144}, "exact", "nearest")
+    assert "the nearest key {'N': 262144}" in done.stderr
