@@ -187,6 +187,7 @@ def _baseline_meter(
         lambda: IsolatedTrials(item, plan.policy, _worker_env(session, plan), role="baseline"),
         autotune.timer,
         plan.policy.maximize,
+        rule=plan.policy.rule,
     )
 
 
