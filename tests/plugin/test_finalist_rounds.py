@@ -45,3 +45,28 @@ def test_worse_is_the_objectives_direction(maximize: bool, dropped: float) -> No
     _remeasure(runner, [{"A": 1}, {"A": 0.75 * OUTCLASSED}, {"A": 1.25 * OUTCLASSED}], maximize=maximize)
     assert runner.calls[dropped] == 1
     assert sum(n == FINALIST_ROUNDS for n in runner.calls.values()) == 2
+
+
+CONVERGING = """
+from pytest_autotune import Interval, tunable
+
+
+@tunable(A=Interval(1, 8, default=1), B=Interval(1, 8, default=1), strategy="bo", budget=30, seed=1)
+def test_k(autotune):
+    autotune.measure(lambda: None)
+"""
+
+
+def test_a_search_that_converged_stops_before_its_budget_and_says_so(project: pytest.Pytester) -> None:
+    project.makepyfile(test_k=CONVERGING)
+    result = project.runpytest("--autotune")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*tuned, * trials (ok *) in *s (stopped: converged): *",
+            "*[[]stopped: converged after * trials (its model expected too little from the rest of "
+            "the budget: bo option converge)*",
+        ]
+    )
+    trials = int(result.stdout.str().split("stopped: converged after ")[1].split()[0])
+    assert trials < 30

@@ -92,6 +92,8 @@ class TuneReport:
     history: History | None = None
     #: A warm-started search stopped before its budget because it stalled.
     stopped_early: bool = False
+    #: The search stopped before its budget because its model expected too little of the rest.
+    converged: bool = False
 
     def speedup(self, maximize: bool) -> float | None:
         """How much better the chosen configuration is than the declared default (x times).
@@ -187,7 +189,12 @@ def _search(
                 raise
             told(tuner.tell(trial, outcome))
         result = tuner.result
-        early = warm is not None and not tuner.exhausted and not budget_spent(policy.budget, tuner.state())
+        early = (
+            warm is not None
+            and not tuner.exhausted
+            and not tuner.converged
+            and not budget_spent(policy.budget, tuner.state())
+        )
     return result, early
 
 
@@ -385,4 +392,5 @@ def tune(
             trace=trace,
             history=tuning_history(result, autotune.space.names, default_stats, stats[winner]),
             stopped_early=stopped_early,
+            converged=result.converged,
         )
