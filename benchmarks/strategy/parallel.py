@@ -15,8 +15,10 @@ Printed per space and on average over the spaces (each cell the mean over the se
 * the simulated wall time to reach 0.90 and 0.95 of the optimum, as a ratio to N = 1 (a run that
   never reaches it counts with its whole duration, a lower bound; the count of such runs is shown).
 
-Every run is cached in ``benchmarks/out/parallel_bench/`` (one JSON per space, seed and N), so a
-later call with more seeds or spaces only runs what is missing::
+Every run is cached in ``benchmarks/out/parallel_bench/`` (``--out DIR``: ``DIR/parallel_bench/``; one
+JSON per space, seed and N), so a later call with more seeds or spaces only runs what is missing; the
+caches are read from ``--datasets DIR`` (default: ``benchmarks/data/replay/``, or
+``AUTOTUNE_DATASETS``), as ``python -m benchmarks strategy`` reads them::
 
     nice -n 10 python -m benchmarks parallel --spaces 4 --seeds 10 --jobs 2
 
@@ -29,6 +31,7 @@ the same CPU cores, so no gain is expected: it shows that the plumbing works, an
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import heapq
 import json
@@ -43,27 +46,37 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common import OUT, REPLAY_DATA, ROOT, format_table, load_listing
+from benchmarks.common import DATASETS, OUT, ROOT, format_table, load_listing
 
 DEVICES = (1, 2, 4, 8)
 EVALUATIONS = (20, 50, 100)
 LEVELS = (0.90, 0.95)
-CACHE = OUT / "parallel_bench"
+#: Where the replayed spaces are read from and the runs cached (``--datasets``, ``--out``; set in each
+#: worker process by :func:`use_folders`).
+_FOLDERS = {"datasets": DATASETS, "cache": OUT / "parallel_bench"}
 #: Observations around which a suggestion's cost is compared (with and without trials under way).
 OVERHEAD_AT = (90, 100)
+
+
+def use_folders(datasets: Path, out: Path) -> None:
+    """Read the caches from ``datasets``, keep the runs under ``out`` (``parallel_bench/``)."""
+    _FOLDERS["datasets"] = Path(datasets)
+    _FOLDERS["cache"] = Path(out) / "parallel_bench"
+    _replay.cache_clear()
+    _durations.cache_clear()
 
 
 @cache
 def _replay(file_name: str) -> Any:
     from pytest_autotune.replay import Replay
 
-    return Replay.from_spaces_json(REPLAY_DATA / "spaces.json", file_name)
+    return Replay.from_spaces_json(_FOLDERS["datasets"] / "spaces.json", file_name)
 
 
 @cache
 def _durations(file_name: str) -> dict[str, float]:
     """Seconds each configuration occupies a device: compile plus benchmark time (ms in the cache)."""
-    data = json.loads(gzip.decompress((REPLAY_DATA / file_name).read_bytes()))
+    data = json.loads(gzip.decompress((_FOLDERS["datasets"] / file_name).read_bytes()))
     durations = {}
     for key, entry in data["cache"].items():
         compile_ms = float(entry.get("compile_time") or 0.0)
@@ -107,7 +120,7 @@ def simulate(file_name: str, seed: int, devices: int, budget: int) -> dict[str, 
 
 
 def _path(file_name: str, seed: int, devices: int, budget: int) -> Path:
-    return CACHE / f"{file_name.removesuffix('.json.gz')}-s{seed}-n{devices}-b{budget}.json"
+    return _FOLDERS["cache"] / f"{file_name.removesuffix('.json.gz')}-s{seed}-n{devices}-b{budget}.json"
 
 
 def _task(task: tuple[str, int, int, int]) -> str:
@@ -345,6 +358,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--plugin-budget", type=int, default=20)
     parser.add_argument("--plugin-strategy", default="bo")
     parser.add_argument("--plugin-runs", nargs="*", type=int, default=None, help="which rows (0-3)")
+    parser.add_argument(
+        "--datasets", type=Path, default=DATASETS, help="folder of the replayed caches and spaces.json"
+    )
+    parser.add_argument("--out", type=Path, default=OUT, help="runs are cached in OUT/parallel_bench/")
     return parser.parse_args(argv)
 
 
@@ -353,7 +370,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.plugin:
         print(plugin_table(args.plugin_budget, args.plugin_strategy, args.plugin_runs))
         return
-    listing = [item["file"] for item in load_listing(REPLAY_DATA)]
+    use_folders(args.datasets, args.out)
+    listing = [item["file"] for item in load_listing(args.datasets)]
     spaces = args.only or listing[: args.spaces]
     if args.overhead:
         print(overhead_table(spaces, observations=100, pending=3, repeats=5))
@@ -367,8 +385,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     if missing and not args.report_only:
         started = time.perf_counter()
         print(f"{len(missing)} runs to do ({len(tasks) - len(missing)} cached)", flush=True)
-        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            for done, path in enumerate(pool.map(_task, missing), 1):
+        folders = (args.datasets, args.out)
+        with contextlib.ExitStack() as stack:  # --jobs 1: in this process
+            if args.jobs > 1:
+                pool = stack.enter_context(
+                    ProcessPoolExecutor(max_workers=args.jobs, initializer=use_folders, initargs=folders)
+                )
+            paths = pool.map(_task, missing) if args.jobs > 1 else map(_task, missing)
+            for done, path in enumerate(paths, 1):
                 print(f"[{done}/{len(missing)} {time.perf_counter() - started:.0f}s] {path}", flush=True)
     complete = [
         seed

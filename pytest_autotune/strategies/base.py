@@ -42,6 +42,12 @@ class Strategy(ABC):
     resume_by_asking: ClassVar[bool] = True
     #: Keys of the configurations under way (asked, not told), as the last :meth:`pending` gave them.
     under_way: frozenset[Hashable] = frozenset()
+    #: What the strategy's model expects its latest proposal to gain over the best value, relative
+    #: to it (0.01: 1 %); None while it has no model (its initial design) or none at all.
+    expected_gain: float | None = None
+    #: The tuner stops (converged) once :attr:`expected_gain`, summed over the budget left, falls
+    #: below this fraction of the best value (:func:`~pytest_autotune.tuning.abort.converged`); 0: never.
+    converge: float = 0.0
 
     def __init__(self, space: Space, *, rng: np.random.Generator, **options: Any) -> None:
         if options:

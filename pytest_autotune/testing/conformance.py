@@ -129,8 +129,15 @@ class StrategyUnderTest:
         return self.target if isinstance(self.target, str) else self.target.__name__
 
     def make(self, space: Space, seed: int, **extra: Any) -> Strategy:
-        """A new strategy over ``space``, seeded with ``seed``, with :attr:`options` and ``extra``."""
-        return self.cls(space, rng=np.random.default_rng(seed), **{**self.options, **extra})
+        """A new strategy over ``space``, seeded with ``seed``, with :attr:`options` and ``extra``.
+
+        Its stop rule (:attr:`~pytest_autotune.strategies.base.Strategy.converge`) is off: the suite
+        checks the protocol over whole budgets, and a tuner that stops once converged would end some
+        of its runs early.
+        """
+        strategy = self.cls(space, rng=np.random.default_rng(seed), **{**self.options, **extra})
+        strategy.converge = 0.0
+        return strategy
 
 
 # -- driving a strategy by hand ----------------------------------------------------------------------------

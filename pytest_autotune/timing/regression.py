@@ -17,8 +17,10 @@ The tolerance of a baseline that knows its *noise* (:meth:`Rule.tolerance_for`):
 tolerance and :data:`NOISE_TOLERANCE_K` times that noise, unless the user set the tolerance
 (command line, ini, environment, ``@tunable`` or marker), which then wins as it is. A baseline's
 noise is the spread between fresh processes (:func:`between_process_noise`): a baseline is
-measured in :data:`BASELINE_PROCESSES` fresh processes, as a plain run measures (each the least
-disturbed of :data:`PROCESS_RUNS` measurements), and is the middle one of them. A kernel whose
+measured in :data:`BASELINE_MIN_PROCESSES` to :data:`BASELINE_PROCESSES` fresh processes, as a plain
+run measures (each the least disturbed of :data:`PROCESS_RUNS` measurements), and is the middle one
+of them: a further process is measured only while their noise could still decide the tolerance
+(:func:`baseline_decided`). A kernel whose
 time moves by 25% from one process to the next (page placement of a memory-bound kernel, the
 host's other tenants) gets a tolerance that covers it, and a steady kernel keeps 10%. Entries
 without noise (older files, ``--autotune-isolate=none``) are judged as before, with the tolerance.
@@ -56,6 +58,7 @@ from typing import Final, Literal, Protocol
 from pytest_autotune.values import format_seconds
 
 __all__ = [
+    "BASELINE_MIN_PROCESSES",
     "BASELINE_PROCESSES",
     "BASELINE_RUNS",
     "CONFIRMATIONS",
@@ -69,6 +72,7 @@ __all__ = [
     "Recorded",
     "Rule",
     "Verdict",
+    "baseline_decided",
     "between_process_noise",
     "robust_spread",
 ]
@@ -99,6 +103,14 @@ BASELINE_RUNS: Final = 5
 #: more cost time and still miss a rare slow mode (15% of processes 25% slower: 6.6% false
 #: alarms with 5 processes, 4.8% with 7; ``benchmarks/gate/bench.py --calibrate`` resamples).
 BASELINE_PROCESSES: Final = 5
+#: Fresh processes a baseline measures at least; more (up to :data:`BASELINE_PROCESSES`) only while
+#: their noise could still widen the tolerance (:func:`baseline_decided`). A steady kernel's tolerance
+#: is the plain one whatever the further processes would measure, so they would cost 1-5 s of CPU
+#: each for nothing.
+BASELINE_MIN_PROCESSES: Final = 3
+#: The expected range of n normal draws in standard deviations (d2 of quality control charts): the
+#: noise of n processes, scaled by ``d2(BASELINE_PROCESSES) / d2(n)``, estimates what all of them give.
+_EXPECTED_RANGE: Final = {2: 1.128, 3: 1.693, 4: 2.059, 5: 2.326, 6: 2.534, 7: 2.704}
 #: Measurements in each of those processes, the first and more after the timer's pauses, as a
 #: check confirms; the least disturbed one is that process's value.
 PROCESS_RUNS: Final = 3
@@ -142,6 +154,27 @@ def between_process_noise(medians: Sequence[float]) -> float:
         raise ValueError("no medians to compare")
     middle = abs(statistics.median(medians))
     return (max(medians) - min(medians)) / middle if middle else 0.0
+
+
+def baseline_decided(medians: Sequence[float], rule: Rule | None = None) -> bool:
+    """Whether the baseline processes measured so far (their medians) decide its tolerance.
+
+    At least :data:`BASELINE_MIN_PROCESSES` and at most :data:`BASELINE_PROCESSES` processes. In
+    between, more processes are needed only when their noise could still widen the tolerance
+    (:meth:`Rule.tolerance_for`): never when the tolerance was set (``rule.noise_scale`` None), else
+    while ``noise_scale x`` the noise, scaled up to the range :data:`BASELINE_PROCESSES` processes
+    would be expected to show, exceeds the plain tolerance.
+    """
+    count = len(medians)
+    if count >= BASELINE_PROCESSES:
+        return True
+    if count < BASELINE_MIN_PROCESSES:
+        return False
+    rule = DEFAULT_RULE if rule is None else rule
+    if rule.noise_scale is None:
+        return True
+    scale = _EXPECTED_RANGE.get(BASELINE_PROCESSES, 2.326) / _EXPECTED_RANGE.get(count, 1.693)
+    return rule.noise_scale * between_process_noise(medians) * scale <= rule.tolerance
 
 
 def robust_spread(median: float, q1: float, q3: float, maximize: bool = False) -> float:

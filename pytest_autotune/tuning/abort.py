@@ -16,6 +16,10 @@ window is *below* the factor (pyATF compares the other way round and never
 stops while the best value stagnates), ``Duration`` and ``Speedup(duration=)``
 read the tuner's clock (which includes the time recorded in a resumed
 journal), and every argument is checked when the condition is built.
+
+Besides its condition, a tuner stops when its strategy's model says the search converged
+(:func:`converged`): what it still expects to gain, over the budget left, is a small fraction
+of the best value.
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ __all__ = [
     "TuningState",
     "ValidEvaluations",
     "as_abort",
+    "budget_left",
+    "converged",
 ]
 
 
@@ -115,6 +121,35 @@ class AbortCondition(ABC):
 
 
 AbortLike: TypeAlias = AbortCondition | int | timedelta
+
+
+def budget_left(condition: AbortCondition, state: TuningState) -> float:
+    """Evaluations the budget still holds, extrapolated from its progress at ``state`` (a time
+    budget at the pace so far); 1 when its progress cannot be told, at most what the space has left."""
+    progress = condition.progress(state)
+    done = state.evaluations
+    left = 1.0
+    if progress is not None and done > 0:
+        left = (
+            0.0 if progress >= 1.0 else (math.inf if progress <= 0.0 else done * (1.0 - progress) / progress)
+        )
+    if state.space_size is not None:
+        left = min(left, float(max(state.space_size - done, 0)))
+    return left
+
+
+def converged(expected_gain: float | None, fraction: float, left: float) -> bool:
+    """Whether a run has converged: its model's ``expected_gain`` of the next proposal (relative to
+    the best value), summed over the ``left`` evaluations of the budget, is below ``fraction``.
+
+    Each later proposal expects no more than the best one now (expected improvement only shrinks as
+    the model learns), so the sum bounds what the rest of the budget would find; a ``fraction`` of
+    0.01 stops when it is below 1 % of the best value. Never without a gain (no model yet) or with
+    ``fraction`` 0.
+    """
+    if expected_gain is None or fraction <= 0 or not math.isfinite(expected_gain):
+        return False
+    return expected_gain * left < fraction
 
 
 def as_abort(value: AbortLike) -> AbortCondition:

@@ -58,6 +58,8 @@ class TuningResult:
     exhausted: bool = False
     resumed: int = 0
     diverged: int = 0
+    #: The run stopped before its budget because its model expected too little of the rest.
+    converged: bool = False
 
     @property
     def feasible(self) -> bool:

@@ -77,7 +77,15 @@ from pytest_autotune.strategies import get_strategy, make_strategy
 from pytest_autotune.strategies.base import SpaceExhausted, Strategy
 from pytest_autotune.strategies.sources import TransferSource
 from pytest_autotune.strategies.unseen import draw_unseen, key_of
-from pytest_autotune.tuning.abort import DEFAULT_ABORT, AbortCondition, AbortLike, TuningState, as_abort
+from pytest_autotune.tuning.abort import (
+    DEFAULT_ABORT,
+    AbortCondition,
+    AbortLike,
+    TuningState,
+    as_abort,
+    budget_left,
+    converged,
+)
 from pytest_autotune.tuning.evaluation import objective_outcome, run_objective
 from pytest_autotune.tuning.journal import (
     JournalContents,
@@ -212,6 +220,8 @@ class Tuner:
         self._ledger = TrialLedger(maximize=self.maximize)  # its clock starts now
         self._next_number = 0
         self._exhausted = False
+        #: Stopped because the strategy's model expects too little of the budget left (abort module).
+        self.converged = False
         self._diverged = 0
         self._journal: JournalWriter | None = None
         if journal is not None:
@@ -318,12 +328,16 @@ class Tuner:
 
     def ask(self) -> Trial | None:
         """The next trial to evaluate, or None when done (abort condition or exhausted space)."""
-        if self.exhausted or self.abort.should_stop(self.state(include_pending=True)):
+        if self.exhausted or self.converged or self.abort.should_stop(self.state(include_pending=True)):
             return None
         started = time.perf_counter()
         point = self._propose()
         if point is None:
             self._exhausted = True
+            return None
+        gain, fraction = self.strategy.expected_gain, self.strategy.converge
+        if converged(gain, fraction, budget_left(self.abort, self.state(include_pending=True))):
+            self.converged = True  # the proposal is dropped: the model expects too little of it
             return None
         trial = Trial(self._next_number, self.space.configs(point)[0], point)
         self._next_number += 1
@@ -420,6 +434,7 @@ class Tuner:
             exhausted=self.exhausted,
             resumed=sum(r.resumed for r in ledger.history),
             diverged=self._diverged,
+            converged=self.converged,
         )
 
     def __enter__(self) -> Tuner:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from pytest_autotune.plugin.workers import parent  # imported here: pytester drops modules a run imports
-from pytest_autotune.timing.regression import BASELINE_PROCESSES, BASELINE_RUNS, PROCESS_RUNS
+from pytest_autotune.timing.regression import BASELINE_MIN_PROCESSES, BASELINE_RUNS, PROCESS_RUNS
 from pytest_autotune.tuning.tuner import Tuner
 
 FAULTY = """
@@ -99,17 +99,18 @@ def test_where_trials_run(project: pytest.Pytester, isolate: str, isolated: bool
     project.makepyfile(test_k=PIDS)
     project.runpytest("--autotune", f"--autotune-isolate={isolate}").assert_outcomes(passed=1)
     pids = _pids(project)
-    # 3 trials and 2 finalists x 3 rounds in the worker (or here), then the final call here, then
-    # the baseline: isolated, PROCESS_RUNS measurements in each of BASELINE_PROCESSES fresh
-    # processes; else BASELINE_RUNS - 1 more here
-    trials, final, baseline = pids[:9], pids[9], pids[10:]
+    # 3 trials, the winner's 3 finalist rounds and the default's 1 (5x slower: outclassed after the
+    # first round) in the worker (or here), then the final call here, then
+    # the baseline: isolated, PROCESS_RUNS measurements in each of BASELINE_MIN_PROCESSES fresh
+    # processes (a steady fake time needs no more); else BASELINE_RUNS - 1 more here
+    trials, final, baseline = pids[:7], pids[7], pids[8:]
     assert all((pid != os.getpid()) == isolated for pid in trials)
     assert len(set(trials)) == 1  # one persistent worker (or this process)
     assert final == os.getpid()
     if isolated:
         fresh = sorted(set(baseline), key=baseline.index)
         assert baseline == [pid for pid in fresh for _ in range(PROCESS_RUNS)]
-        assert len(fresh) == BASELINE_PROCESSES
+        assert len(fresh) == BASELINE_MIN_PROCESSES
         assert not {os.getpid(), trials[0]} & set(fresh)
     else:
         assert baseline == [os.getpid()] * (BASELINE_RUNS - 1)
@@ -136,7 +137,7 @@ def test_the_trial_worker_sets_up_while_the_tuner_is_built(
     project.makepyfile(test_k=PIDS)
     project.runpytest("--autotune", "--autotune-isolate=process").assert_outcomes(passed=1)
     # started first, not on the first trial: its set-up overlaps the tuner's
-    assert events == ["launch trial", "tuner"] + ["launch baseline"] * BASELINE_PROCESSES
+    assert events == ["launch trial", "tuner"] + ["launch baseline"] * BASELINE_MIN_PROCESSES
 
 
 SETUP_ERRORS = """
@@ -208,11 +209,12 @@ def test_a_leaking_worker_is_replaced_and_every_trial_is_measured(project: pytes
     project.makepyfile(test_k=LEAKY)
     result = project.runpytest("--autotune")
     result.assert_outcomes(passed=1)
-    # 4 trials and 2 finalists x 3 rounds: 10 calls, a new worker after every third (120 MB > 100 MB)
+    # 4 trials, the winner's 3 finalist rounds and the 5x slower default's 1: 8 calls, a new worker
+    # after every third (120 MB > 100 MB)
     result.stdout.fnmatch_lines(
         [
             "*test_leaky  100us  100us  *5.00x  *4 (ok 4)  {'A': 3}",
-            "      [[]trial worker restarted: 3 memory restarts (details: *)]",
+            "      [[]trial worker restarted: 2 memory restarts (details: *)]",
         ]
     )
 

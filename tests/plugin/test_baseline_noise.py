@@ -21,7 +21,13 @@ import pytest
 from pytest_autotune.entry import Baseline
 from pytest_autotune.plugin.report.summary_text import format_value
 from pytest_autotune.store import Store, apply_changes
-from pytest_autotune.timing.regression import BASELINE_PROCESSES, NOISE_TOLERANCE_K, PROCESS_RUNS
+from pytest_autotune.timing.regression import (
+    BASELINE_MIN_PROCESSES,
+    BASELINE_PROCESSES,
+    NOISE_TOLERANCE_K,
+    PROCESS_RUNS,
+    baseline_decided,
+)
 
 Entries = Callable[[], dict[str, dict[str, Any]]]
 SPEEDS = [1.0, 1.2, 0.9, 1.1, 1.0, 1.3, 1.3, 1.0, 1.5, 1.4]
@@ -226,7 +232,10 @@ def test_a_baseline_process_that_fails_fails_tuning_with_the_reason(per_process:
     result = per_process.runpytest("--autotune", "--autotune-isolate=process")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        [f"*measuring the baseline in fresh process 1 of {BASELINE_PROCESSES}: the configuration *failed*"]
+        [
+            f"*measuring the baseline in fresh process 1 of at most {BASELINE_PROCESSES}: "
+            "the configuration *failed*"
+        ]
     )
     assert not (per_process.path / "autotune.json").exists()
 
@@ -263,13 +272,70 @@ def test_the_baseline_processes_set_up_side_by_side_then_measure_one_at_a_time(
     project.runpytest("--autotune", "--autotune-isolate=process").assert_outcomes(passed=1)
     events = [line.split(" ", 1) for line in (project.path / "events.txt").read_text().splitlines()]
     fresh = {pid for pid, what in events if what == "call False" and int(pid) != os.getpid()}
-    assert len(fresh) == BASELINE_PROCESSES
+    assert len(fresh) == BASELINE_MIN_PROCESSES  # a steady kernel: no further process needed
     order = [(pid, what) for pid, what in events if pid in fresh]
     setups = [i for i, (_, what) in enumerate(order) if what == "setup"]
     calls = [i for i, (_, what) in enumerate(order) if what != "setup"]
     # every process set the test up before the first one measured (not one start after another)
-    assert len(setups) == BASELINE_PROCESSES
+    assert len(setups) == BASELINE_MIN_PROCESSES
     assert max(setups) < min(calls)
     # and then each measured alone: its PROCESS_RUNS calls in a row
     measuring = [pid for pid, what in order if what != "setup"]
     assert measuring == [pid for pid in dict.fromkeys(measuring) for _ in range(PROCESS_RUNS)]
+
+
+STEADY_OR_NOISY = """
+import os
+
+from pytest_autotune import Set, tunable
+
+
+@tunable(A=Set(1, 2, 3, default=1), strategy="exhaustive", finalists=1{tolerance})
+def test_k(autotune):
+    with open("calls.txt", "a") as log:
+        log.write(f"{{os.getpid()}} {{autotune.tuning}}\\n")
+    autotune.measure(lambda: None)
+"""
+
+
+@pytest.mark.parametrize(
+    ("speeds", "tolerance", "processes"),
+    [
+        ([1.0, 1.01, 0.99, 1.5, 1.5], "", BASELINE_MIN_PROCESSES),  # steady: 2 x 2% x 1.37 < 10%
+        ([1.0, 1.2, 0.9, 1.1, 1.0], "", BASELINE_PROCESSES),  # 30% apart: the noise sets the tolerance
+        ([1.0, 1.2, 0.9, 1.1, 1.0], ', tolerance="40%"', BASELINE_MIN_PROCESSES),  # set: noise unused
+    ],
+)
+def test_further_baseline_processes_only_while_their_noise_could_widen_the_tolerance(
+    project: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    stored_entries: Entries,
+    speeds: list[float],
+    tolerance: str,
+    processes: int,
+) -> None:
+    monkeypatch.setenv("MAIN_PID", str(os.getpid()))
+    project.makeconftest(PER_PROCESS_TIMER.replace(repr(SPEEDS), repr(speeds)))
+    project.makepyfile(test_k=STEADY_OR_NOISY.format(tolerance=tolerance))
+    project.runpytest("--autotune", "--autotune-isolate=process").assert_outcomes(passed=1)
+    baseline = stored_entries()["test_k.py::test_k"]["baseline"]
+    median, noise = _expected(speeds[:processes])
+    assert baseline["processes"] == processes
+    assert baseline["median"] == pytest.approx(median)
+    assert baseline["noise"] == pytest.approx(noise, abs=1e-4)
+    calls = _calls(project)
+    fresh = {pid for pid, tuning in calls if not tuning and pid != os.getpid()}
+    assert len(fresh) == processes
+
+
+def test_baseline_decided_counts_processes_and_scales_their_noise() -> None:
+    from pytest_autotune.timing.regression import Rule
+
+    assert not baseline_decided([1.0, 1.0])  # fewer than the minimum
+    assert baseline_decided([1.0, 1.0, 1.0])
+    # 3 processes 3.5% apart: 2 x 3.5% x d2(5)/d2(3) = 9.6% <= 10%; 4% apart: 11% > 10%
+    assert baseline_decided([1.0, 1.035, 1.0])
+    assert not baseline_decided([1.0, 1.04, 1.0])
+    assert baseline_decided([1.0, 1.04, 1.0], Rule(tolerance=0.2))
+    assert baseline_decided([1.0, 2.0, 1.0], Rule(noise_scale=None))  # a set tolerance ignores noise
+    assert baseline_decided([1.0, 2.0, 1.0, 3.0, 1.0])  # the most

@@ -3,7 +3,7 @@
 A baseline (after tuning, and ``--autotune-update-baseline``) describes what a later plain ``pytest``
 measures, so it is measured the same way. A plain run is a fresh process that sets the test up and
 calls the body once (and again after pauses while a measurement is in doubt); so
-:class:`FreshProcessBaseline` starts :data:`~pytest_autotune.timing.regression.BASELINE_PROCESSES`
+:class:`FreshProcessBaseline` starts :data:`~pytest_autotune.timing.regression.BASELINE_MIN_PROCESSES`
 fresh pytest processes (the trial workers of :mod:`pytest_autotune.plugin.workers.parent`, as
 baseline workers: the body sees ``autotune.tuning`` False), lets them set the test up side by side,
 and then, one process at a time while the others idle, takes in each
@@ -16,7 +16,11 @@ it so that the rule can derive the tolerance from it. Each clock (:mod:`pytest_a
 gets its own: the CPU clock's baseline is the middle process by CPU time and its noise the spread of
 their CPU times, so that a run judges on either clock without re-measuring; the processes' effective
 parallelism (CPU per wall second) and its spread are stored with it
-(:mod:`pytest_autotune.timing.parallelism`).
+(:mod:`pytest_autotune.timing.parallelism`). Further processes, one at a time up to
+:data:`~pytest_autotune.timing.regression.BASELINE_PROCESSES`, are started only while the noise
+of the clock a check judges on by default (CPU time where every process read it, else wall time)
+could still widen the tolerance (:func:`~pytest_autotune.timing.regression.baseline_decided`, like
+the compare gate's sequential looks): a steady kernel stops at the minimum.
 
 No timing taken in the tuning process counts: its state (imports, threads, warm caches, the
 allocator's heap after hundreds of trials) is not a plain run's. On a 2-vCPU VM the in-process
@@ -51,9 +55,12 @@ from pytest_autotune.timing.measure import (
     round_significant,
 )
 from pytest_autotune.timing.regression import (
+    BASELINE_MIN_PROCESSES,
     BASELINE_PROCESSES,
     BASELINE_RUNS,
     PROCESS_RUNS,
+    Rule,
+    baseline_decided,
     between_process_noise,
 )
 from pytest_autotune.tuning.worker import WorkerStartError
@@ -172,12 +179,15 @@ class BaselineWorker(TrialRunner, Protocol):
 class FreshProcessBaseline:
     """The median of ``processes`` fresh processes, each the least disturbed of ``runs`` measurements.
 
-    ``open_worker()`` gives one baseline worker (a context manager that is a :class:`BaselineWorker`;
-    leaving it stops the process); ``timer`` gives the pauses between a process's measurements.
+    ``processes`` start first (:data:`BASELINE_MIN_PROCESSES`); then one more process at a time, up
+    to ``most``, while their noise could still change ``rule``'s tolerance
+    (:func:`~pytest_autotune.timing.regression.baseline_decided`). ``open_worker()`` gives one
+    baseline worker (a context manager that is a :class:`BaselineWorker`; leaving it stops the
+    process); ``timer`` gives the pauses between a process's measurements.
     ``first`` is not used: timings of this process never make a baseline.
 
-    The processes start together and set the test up side by side; only once all are ready does
-    the first one measure, and each measures alone, the others idle, and stops before the next one
+    The first processes start together and set the test up side by side; only once all are ready
+    does the first one measure, and each measures alone, the others idle, and stops before the next one
     measures. Starting them one after the other, each as the previous one stopped, measured the same
     way but waited for every start in turn: about 2 s of CPU each (a fresh pytest collecting the
     test file and creating its fixtures), 40 of them in the main job.
@@ -186,30 +196,40 @@ class FreshProcessBaseline:
     open_worker: Callable[[], AbstractContextManager[BaselineWorker]]
     timer: Timer
     maximize: bool
-    processes: int = BASELINE_PROCESSES
+    processes: int = BASELINE_MIN_PROCESSES
     runs: int = PROCESS_RUNS
+    rule: Rule | None = None
+    most: int = BASELINE_PROCESSES
 
     def __call__(self, config: dict[str, Any], first: Stats) -> MeasuredBaseline:
         """Measure (class and module docstrings); raises :class:`BaselineFailed` when a process fails to."""
+        values: list[Stats] = []
         with contextlib.ExitStack() as running:  # an error stops (kills) every process still up
-            workers = [running.enter_context(self.open_worker()) for _ in range(self.processes)]
-            for worker in workers:
-                worker.launch()
-            for number, worker in enumerate(workers, 1):
-                try:
-                    worker.wait_ready()
-                except WorkerStartError as exc:
-                    raise BaselineFailed(
-                        f"{self._where(number)}: the baseline worker did not start: {exc}"
-                    ) from None
-            values = []
-            for number, worker in enumerate(workers, 1):
-                values.append(self._one_process(worker, config, number))
-                worker.close()  # its teardown ends before the next process measures
+            batch = self.processes
+            while batch:
+                workers = [running.enter_context(self.open_worker()) for _ in range(batch)]
+                self._start(workers, len(values) + 1)
+                for number, worker in enumerate(workers, len(values) + 1):
+                    values.append(self._one_process(worker, config, number))
+                    worker.close()  # its teardown ends before the next process measures
+                decided = baseline_decided(_deciding_medians(values), self.rule)
+                batch = 0 if len(values) >= self.most or decided else 1
         return MeasuredBaseline.of_processes(values, self.maximize)
 
+    def _start(self, workers: list[BaselineWorker], first_number: int) -> None:
+        """Launch ``workers`` together and wait until each has set the test up."""
+        for worker in workers:
+            worker.launch()
+        for number, worker in enumerate(workers, first_number):
+            try:
+                worker.wait_ready()
+            except WorkerStartError as exc:
+                raise BaselineFailed(
+                    f"{self._where(number)}: the baseline worker did not start: {exc}"
+                ) from None
+
     def _where(self, number: int) -> str:
-        return f"measuring the baseline in fresh process {number} of {self.processes}"
+        return f"measuring the baseline in fresh process {number} of at most {self.most}"
 
     def _one_process(self, trials: TrialRunner, config: dict[str, Any], number: int) -> Stats:
         measured: list[Stats] = []
@@ -223,3 +243,10 @@ class FreshProcessBaseline:
                 raise BaselineFailed(f"{self._where(number)}: the configuration {config} {what}")
             measured.append(run.stats)
         return least_disturbed_both(measured, self.maximize)
+
+
+def _deciding_medians(values: list[Stats]) -> list[float]:
+    """The processes' medians on the clock a check judges on by default: CPU time where every
+    process read it (a CPU device), else wall (or device) time."""
+    cpus = [stats.cpu.median for stats in values if stats.cpu is not None]
+    return cpus if len(cpus) == len(values) else [stats.median for stats in values]

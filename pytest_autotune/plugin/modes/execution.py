@@ -123,6 +123,8 @@ def _done_text(result: AutotuneResult) -> str:
     if result.state != "tuned":
         return f"tuning failed after {head}"
     median = (result.stats or {}).get("median")
+    if tuning.get("stopped") == "converged":
+        head += " (stopped: converged)"
     parts = [f"tuned, {head}: {tuned_time_text(median, result.search, result.unit)}"]
     if result.speedup:
         parts.append(f"{result.speedup:.2f}x vs default")
@@ -188,6 +190,7 @@ def _baseline_meter(
         lambda: IsolatedTrials(item, plan.policy, _worker_env(session, plan), role="baseline"),
         autotune.timer,
         plan.policy.maximize,
+        rule=plan.policy.rule,
     )
 
 
@@ -254,7 +257,7 @@ def _tune(
     result.warm_start = plan.warm.describe(report.stopped_early) if plan.warm is not None else None
     result.stats = report.baseline.stats.to_dict()
     result.speedup = report.speedup(plan.policy.maximize)
-    result.tuning = report.summary
+    result.tuning = {**report.summary, "stopped": "converged"} if report.converged else report.summary
     result.search = report.trace.to_json(trials=pictures)
     result.metrics = _metrics(autotune, report.baseline.stats.median, plan.policy.unit)
     result.message = (

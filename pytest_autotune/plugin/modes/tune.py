@@ -13,7 +13,9 @@
    :func:`~pytest_autotune.tuning.parallel.loop.run_parallel`), told in the order they finish.
 2. **Finalists**: the best few configurations, the declared default and the committed
    configuration (when still valid) are re-measured by the same runner in interleaved rounds, so
-   drift in the machine's speed hits them alike. The committed configuration is replaced only
+   drift in the machine's speed hits them alike; one :data:`OUTCLASSED` times worse than the best
+   after the first round (a slow declared default) measures no further round: one round says how
+   many times worse it is. The committed configuration is replaced only
    when the winner beats it beyond the regression rule's noise band
    (:meth:`pytest_autotune.timing.regression.Rule.beats`).
 3. **Final call**: the body runs once more with the winner as the real test, in this process
@@ -64,6 +66,9 @@ __all__ = ["FINALIST_ROUNDS", "JOURNAL_WAIT", "TuneReport", "TuningFailed", "der
 
 #: Interleaved rounds in which the finalists are re-measured.
 FINALIST_ROUNDS: Final = 3
+#: A finalist (the declared default, typically) this many times worse than the best in the first
+#: round measures no further round: one round says how many times, and it cannot win.
+OUTCLASSED: Final = 2.0
 #: Seconds a run waits for another process tuning the same test before it gives up on that test.
 JOURNAL_WAIT: Final = 10.0
 
@@ -87,6 +92,8 @@ class TuneReport:
     history: History | None = None
     #: A warm-started search stopped before its budget because it stalled.
     stopped_early: bool = False
+    #: The search stopped before its budget because its model expected too little of the rest.
+    converged: bool = False
 
     def speedup(self, maximize: bool) -> float | None:
         """How much better the chosen configuration is than the declared default (x times).
@@ -182,7 +189,12 @@ def _search(
                 raise
             told(tuner.tell(trial, outcome))
         result = tuner.result
-        early = warm is not None and not tuner.exhausted and not budget_spent(policy.budget, tuner.state())
+        early = (
+            warm is not None
+            and not tuner.exhausted
+            and not tuner.converged
+            and not budget_spent(policy.budget, tuner.state())
+        )
     return result, early
 
 
@@ -227,20 +239,43 @@ def _candidates(
     return finalists, add(default), add(committed_config)
 
 
-def _remeasure(trials: TrialRunner, finalists: list[dict[str, Any]]) -> dict[int, list[tuple[float, ...]]]:
-    """Samples of each round per finalist, over interleaved rounds (one that fails once is dropped)."""
+def _remeasure(
+    trials: TrialRunner, finalists: list[dict[str, Any]], keep: int | None = None, maximize: bool = False
+) -> dict[int, list[tuple[float, ...]]]:
+    """Samples of each round per finalist, over interleaved rounds (one that fails once is dropped).
+
+    After the first round, a finalist :data:`OUTCLASSED` times worse than the best of that round
+    (a slow declared default) is measured no more: its one round says how many times worse it is,
+    and the rounds it would take are time the phase after the search should not spend. ``keep``
+    (the committed configuration) is measured in every round, since the winner must beat it.
+    """
     measured: dict[int, list[tuple[float, ...]]] = {i: [] for i in range(len(finalists))}
+    active = set(measured)
     for round_index in range(FINALIST_ROUNDS):
         order = [(round_index + j) % len(finalists) for j in range(len(finalists))]
         for i in order:
-            if i not in measured:
+            if i not in measured or i not in active:
                 continue
             run = trials(finalists[i], MEASURE_REPEAT)
             if run.measured:
                 measured[i].append(run.samples)
             else:
                 del measured[i]
+        if round_index == 0:
+            active -= _outclassed(measured, keep, maximize)
     return measured
+
+
+def _outclassed(measured: dict[int, list[tuple[float, ...]]], keep: int | None, maximize: bool) -> set[int]:
+    """The finalists (never ``keep``) :data:`OUTCLASSED` times worse than the best, by their first round."""
+    medians = {i: Stats.of(list(rounds[0])).median for i, rounds in measured.items() if rounds}
+    positive = {i: m for i, m in medians.items() if m > 0}
+    if len(positive) < 2 or len(positive) != len(medians):  # ratios need positive values
+        return set()
+    best = max(positive.values()) if maximize else min(positive.values())
+    return {
+        i for i, m in positive.items() if i != keep and (best / m if maximize else m / best) >= OUTCLASSED
+    }
 
 
 def _pooled(rounds: list[tuple[float, ...]]) -> Stats:
@@ -320,7 +355,7 @@ def tune(
         finalists, default_index, committed_index = _candidates(
             autotune.space, result, policy.finalists, committed
         )
-        measured = _remeasure(trials, finalists)
+        measured = _remeasure(trials, finalists, committed_index, policy.maximize)
         if not measured:
             raise TuningFailed(
                 "every finalist failed when re-measured (flaky correctness check or unstable device): "
@@ -357,4 +392,5 @@ def tune(
             trace=trace,
             history=tuning_history(result, autotune.space.names, default_stats, stats[winner]),
             stopped_early=stopped_early,
+            converged=result.converged,
         )

@@ -102,12 +102,23 @@ def pruned_note(pruned: dict[str, Any] | None) -> str:
     return Pruned(int(pruned["declared"]), int(pruned["kept"]), reasons).describe()
 
 
+def _converged_note(tuning: dict[str, Any] | None) -> str:
+    """``stopped: converged after 31 trials (...)`` when the search stopped before its budget."""
+    if not tuning or tuning.get("stopped") != "converged":
+        return ""
+    return (
+        f"stopped: converged after {tuning.get('trials', 0)} trials "
+        "(its model expected too little from the rest of the budget: bo option converge)"
+    )
+
+
 def _tuned_note(result: AutotuneResult) -> str:
     """What else the summary says of a tuned test: warm start, kept configuration, restarts, pruning."""
     notes = [
         text
         for text in (
             result.warm_start,
+            _converged_note(result.tuning),
             result.message,
             isolation_note(result.isolation),
             pruned_note(result.pruned),

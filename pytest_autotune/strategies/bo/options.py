@@ -159,6 +159,11 @@ class BOOptions:
       percent inside a good basin (MI250X convolution at 100: every seed at the optimum) but
       does not leave a wrong basin. Measurements: see ``docs/claims.md`` (issue 39).
     * ``tabu_tenure``: how many recent centres of tabu moves are tabu.
+    * ``converge``: the run stops (converged) once the expected improvement of the model's
+      best proposal, relative to the best value and summed over the budget left, is below this
+      fraction (``0.01``, default: 1 %; ``0``: never; see :func:`~pytest_autotune.tuning.abort.converged`).
+      Only global model-based suggestions (not the design, trust-region, escape or tabu steps) are
+      judged, and the proposals until the stop are those of a run without it.
     * ``xi``: expected improvement counts only improvements beyond ``xi`` standard deviations
       of the modelled target below the best (more exploration; ``0``, default: plain EI). On
       the three convolution spaces (seeds 0-4) ``0.1`` changed the fraction at 20 / 50 / 100
@@ -215,6 +220,7 @@ class BOOptions:
     tabu_every: int = 0
     tabu_tenure: int = 2
     xi: float = 0.0
+    converge: float = 0.01
     lengthscale_floor: float = 1.0
     fit_restarts: int = 1
     threads: int = 1
@@ -275,6 +281,7 @@ class BOOptions:
             "tabu_every": lambda v: _as_int("tabu_every", v, minimum=0),
             "tabu_tenure": lambda v: _as_int("tabu_tenure", v, minimum=0),
             "xi": lambda v: _as_float("xi", v, lo=0.0, hi=10.0),
+            "converge": lambda v: _as_float("converge", v, lo=0.0, hi=1.0),
             "lengthscale_floor": lambda v: _as_float("lengthscale_floor", v, lo=0.0, hi=100.0),
             "fit_restarts": lambda v: _as_int("fit_restarts", v, minimum=0),
             "threads": lambda v: _as_int("threads", v, minimum=0),

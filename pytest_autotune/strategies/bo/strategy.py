@@ -144,6 +144,7 @@ class BayesianOptimization(Strategy):
         self._values: list[float | None] = []
         self._pending: list[Points] = []
         self._tabu: list[Hashable] = []  # centres of the latest tabu moves, newest last
+        self.converge = self.options.converge
 
     # -- bookkeeping ---------------------------------------------------------------------
     @property
@@ -310,6 +311,7 @@ class BayesianOptimization(Strategy):
     def _model_based(self) -> Points | None:
         from pytest_autotune.strategies.bo.acquisition import draw_feasibility_threshold, feasible_acquisition
 
+        self.expected_gain = None
         features, values = self._training_data()
         self.surrogate.fit(features, values)
         ensemble = (
@@ -369,7 +371,27 @@ class BayesianOptimization(Strategy):
             proposal = self.optimizer.maximise(score, incumbents, evaluated, extra=extra)
         if proposal is None or not np.isfinite(proposal.score):
             return None
+        if not (local or escape):
+            self.expected_gain = self._gain(model, proposal.point)
         return proposal.point
+
+    def _gain(self, model: Predictor, point: Points) -> float | None:
+        """The model's expected improvement at ``point`` over the best value, relative to it.
+
+        The GP models the logarithm of the values (standardised), so an improvement in its units
+        times the transform's scale is a relative one; an unwarped target is divided by the best.
+        """
+        from pytest_autotune.strategies.bo.acquisition import expected_improvement
+
+        transform = self.surrogate.transform
+        if transform is None:
+            return None
+        mean, std = model.predict(self.encoding.features(point))
+        gain = float(expected_improvement(mean, std, self.surrogate.best_target)[0]) * transform.std
+        if transform.sign != 0:
+            return gain
+        incumbent = min((v for v in self._values if v is not None), default=0.0)
+        return gain / abs(incumbent) if incumbent else None
 
     def _tabu_move(self, score: ScoreFn) -> Points | None:
         """Best-scoring unevaluated one-parameter move of the best configuration that is not tabu
