@@ -15,6 +15,10 @@ shared machine must not lose its memory to a typo. So:
 * JSON nested deeper than :data:`MAX_DEPTH` (or too deep for Python's parser) is an error naming
   the file, never a ``RecursionError`` from a later reader.
 
+The files the plugin writes besides the store (``--autotune-json``, ``--autotune-report-md``) are
+opened through :func:`open_output`, for the same reason: opening a FIFO for writing blocks until
+someone reads it, so it is opened non-blocking and anything but a regular file is refused.
+
 Errors are :class:`InputFileError` subclasses whose text names the file and what is wrong; callers
 add what to do about it (only the store's own reader tells the user to fix or delete the file).
 """
@@ -38,6 +42,7 @@ __all__ = [
     "NotRegularFileError",
     "gunzip_bounded",
     "not_regular_reason",
+    "open_output",
     "parse_json",
     "read_bounded",
     "read_head",
@@ -123,6 +128,23 @@ def _read_regular(path: str | os.PathLike[str], count: int) -> bytes:
         if not stat.S_ISREG(mode):  # swapped after the check above
             raise NotRegularFileError(path, f"is {_kind(mode)}, not a regular file")
         return handle.read(count)
+
+
+def open_output(path: str | os.PathLike[str], *, append: bool = False) -> io.TextIOWrapper:
+    """``path`` opened for writing UTF-8 text (created if missing, emptied unless ``append``).
+
+    Opened non-blocking, so a FIFO without a reader fails at once (``ENXIO``) instead of blocking
+    forever; anything that is not a regular file once open raises ``OSError`` naming what it is.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags | (os.O_APPEND if append else 0), 0o666)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise OSError(f"{path} is {_kind(mode)}, not a regular file")
+    if not append:
+        os.ftruncate(fd, 0)
+    return io.TextIOWrapper(os.fdopen(fd, "ab" if append else "wb"), encoding="utf-8")
 
 
 def read_bounded(path: str | os.PathLike[str], *, limit: int = DEFAULT_LIMIT) -> bytes:

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_autotune.input_file import open_output
 from pytest_autotune.plugin.compare.report import json_detail, json_fields, write_compare_section
 from pytest_autotune.plugin.report.results import AutotuneResult
 from pytest_autotune.plugin.report.summary_table import (
@@ -312,4 +313,5 @@ def export_json(path: Path, results: list[AutotuneResult], commit: dict[str, Any
         "version": __version__,
     }
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    with open_output(path) as handle:
+        handle.write(json.dumps(document, indent=2, sort_keys=True) + "\n")
