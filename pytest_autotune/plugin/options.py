@@ -257,6 +257,13 @@ def resolve(config: pytest.Config, validate_policy: PolicyValidator) -> Settings
                 values["parallel"] = parse_parallel(str(value))
             except ValueError as exc:
                 raise PolicyError(f"{source}: invalid value {value!r}: {exc}") from exc
+        elif option.name == "cluster":
+            from pytest_autotune.tuning.parallel.dask import check_address
+
+            try:
+                values["cluster"] = check_address(str(value))
+            except ValueError as exc:
+                raise PolicyError(f"{source}: {exc}") from exc
         elif option.name == "progress":
             try:
                 values["progress"] = ProgressEvery.parse(str(value))

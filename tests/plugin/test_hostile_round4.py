@@ -7,6 +7,8 @@ silence; each must now be one clear message naming the option, file or entry at 
 
 from __future__ import annotations
 
+import socket
+import threading
 from pathlib import Path
 
 import pytest
@@ -41,3 +43,99 @@ def test_writing_an_output_never_blocks_on_a_fifo_swapped_in_after_the_check(tmp
 
     error = returns_quickly(write)
     assert isinstance(error, OSError)
+
+
+# -- 2, 9: --autotune-cluster ------------------------------------------------------------------------
+class _NotDask:
+    """A TCP service on 127.0.0.1 that is not Dask: it greets each client with ``greeting`` (or says
+    nothing) and counts its connections; it serves at most ``limit`` of them, then stops."""
+
+    def __init__(self, greeting: bytes, limit: int = 8) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(limit)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, args=(greeting, limit), daemon=True)
+        self._thread.start()
+
+    def _serve(self, greeting: bytes, limit: int) -> None:
+        held = []
+        while self.connections < limit and not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            self.connections += 1
+            if greeting:
+                conn.sendall(greeting)
+            held.append(conn)
+        for conn in held:
+            conn.close()
+
+    def __enter__(self) -> _NotDask:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self.sock.close()
+
+
+@pytest.mark.parametrize("address", ["not an address", "", "tcp://[::1", "tcp://host:99999", "http://h:1"])
+def test_a_malformed_cluster_address_is_one_usage_error(project: pytest.Pytester, address: str) -> None:
+    project.makepyfile(test_k=TWO_TESTS)
+    result = project.runpytest_subprocess("--autotune", f"--autotune-cluster={address}", timeout=60)
+    text = result.stdout.str() + result.stderr.str()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, text
+    assert "--autotune-cluster:" in result.stderr.str()
+    assert "Traceback" not in text
+
+
+def test_a_service_that_is_not_dask_is_refused_once_per_run_by_name(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project.makepyfile(test_k=TWO_TESTS)
+    monkeypatch.setenv("PYTEST_AUTOTUNE_ISOLATE", "process")
+    with _NotDask(b"SSH-2.0-OpenSSH_9.6\r\n") as service:
+        address = f"tcp://127.0.0.1:{service.port}"
+        result = project.runpytest_subprocess("--autotune", f"--autotune-cluster={address}", timeout=120)
+    text = result.stdout.str() + result.stderr.str()
+    result.assert_outcomes(failed=2)
+    assert f"--autotune-cluster: {address}: the service there is not a Dask scheduler" in text
+    assert "not tried again in this run" in text
+    assert "EiB" not in text
+    assert service.connections == 1
+
+
+def test_an_unreachable_scheduler_fails_each_test_at_once_with_one_message(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project.makepyfile(test_k=TWO_TESTS)
+    monkeypatch.setenv("PYTEST_AUTOTUNE_ISOLATE", "process")
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = project.runpytest_subprocess(
+        "--autotune", f"--autotune-cluster=tcp://127.0.0.1:{port}", timeout=120
+    )
+    text = result.stdout.str() + result.stderr.str()
+    result.assert_outcomes(failed=2)
+    assert f"cannot reach the Dask scheduler at tcp://127.0.0.1:{port}: Connection refused" in text
+    assert "not tried again in this run" in text
+
+
+def test_a_silent_service_is_refused_after_a_bounded_wait() -> None:
+    from pytest_autotune.tuning.parallel.dask import ClusterUnreachable, connect
+
+    with _NotDask(b"") as service, pytest.raises(ClusterUnreachable, match=r"sent no greeting in 0\.5 s"):
+        connect(f"tcp://127.0.0.1:{service.port}", timeout=0.5)
+
+
+def test_the_cluster_without_isolation_warns_that_trials_run_here(project: pytest.Pytester) -> None:
+    project.makepyfile(test_k=TWO_TESTS)  # the project's trials run in-process (isolate=none)
+    result = project.runpytest_subprocess("--autotune", "--autotune-cluster=tcp://127.0.0.1:9", timeout=120)
+    result.assert_outcomes(passed=2)
+    assert "--autotune-cluster=tcp://127.0.0.1:9 needs isolated trials" in result.stdout.str()

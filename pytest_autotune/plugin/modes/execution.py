@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from pytest_autotune.plugin.session import AutotuneSession
     from pytest_autotune.plugin.workers.parallel import ParallelTrials
     from pytest_autotune.plugin.workers.parent import IsolatedTrials
-    from pytest_autotune.plugin.workers.remote import ClusterTrials
+    from pytest_autotune.plugin.workers.remote import ClusterLink, ClusterTrials
 
     TrialWorkers = IsolatedTrials | ParallelTrials | ClusterTrials
 
@@ -48,6 +48,8 @@ __all__ = ["conclude", "run_item", "shared_function_fixtures"]
 _TRIAL_SAFE_FIXTURES: Final = frozenset({"autotune", "autotune_timer", "benchmark", "request"})
 #: The warnings this session gave once (``--autotune-parallel`` asking for more devices than exist).
 _WARNED: Final = pytest.StashKey[set[str]]()
+#: The run's one connection to the scheduler of ``--autotune-cluster`` (made on first use).
+_CLUSTER: Final = pytest.StashKey["ClusterLink"]()
 
 
 def shared_function_fixtures(item: pytest.Item) -> list[str]:
@@ -144,7 +146,7 @@ def _trial_workers(session: AutotuneSession, item: pytest.Function, plan: ItemPl
         from pytest_autotune.plugin.workers.remote import ClusterTrials
 
         env = _worker_env(session, plan)
-        return ClusterTrials(item, plan.policy, env, session.settings.cluster, repeat=TRIAL_REPEAT)
+        return ClusterTrials(item, plan.policy, env, _cluster_link(session), repeat=TRIAL_REPEAT)
     wanted = session.settings.parallel
     if wanted == 1:
         return IsolatedTrials(item, plan.policy, _worker_env(session, plan))
@@ -165,6 +167,18 @@ def _trial_workers(session: AutotuneSession, item: pytest.Function, plan: ItemPl
     cache = session.settings.cache_path
     envs = [worker_environment(cache, spec) for spec in chosen]
     return ParallelTrials(item, plan.policy, envs, repeat=TRIAL_REPEAT)
+
+
+def _cluster_link(session: AutotuneSession) -> ClusterLink:
+    """The run's one connection to the ``--autotune-cluster`` scheduler (closed when pytest ends)."""
+    from pytest_autotune.plugin.workers.remote import ClusterLink
+
+    link = session.config.stash.get(_CLUSTER, None)
+    if link is None:
+        assert session.settings.cluster is not None
+        link = session.config.stash[_CLUSTER] = ClusterLink(session.settings.cluster)
+        session.config.add_cleanup(link.close)
+    return link
 
 
 def _warn_once(session: AutotuneSession, message: str) -> None:
@@ -222,6 +236,13 @@ def _tune(
                     session,
                     f"--autotune-parallel={session.settings.parallel} needs isolated trials (a worker "
                     "process per device); with --autotune-isolate=none the trials run one at a time",
+                )
+            elif session.settings.cluster is not None:
+                _warn_once(
+                    session,
+                    f"--autotune-cluster={session.settings.cluster} needs isolated trials (a worker "
+                    "process on each Dask worker); with --autotune-isolate=none the trials run here, "
+                    "one at a time",
                 )
             with isolated or contextlib.nullcontext():
                 report = tune(
