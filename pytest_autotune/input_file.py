@@ -30,6 +30,7 @@ import io
 import json
 import os
 import stat
+import sys
 from pathlib import Path
 from typing import Any, Final
 
@@ -204,6 +205,46 @@ def _depth_over(value: Any, limit: int) -> bool:
     return False
 
 
+class _Huge:
+    """Stands for an integer too long to convert while :func:`_huge_integer` looks for it."""
+
+    def __init__(self, digits: str) -> None:
+        self.digits = digits
+
+
+def _where(value: Any, route: tuple[str, ...] = ()) -> tuple[tuple[str, ...], _Huge] | None:
+    """The keys and indices leading to the first :class:`_Huge` in ``value`` (no deep recursion:
+    the depth was bounded by the parser already)."""
+    stack: list[tuple[Any, tuple[str, ...]]] = [(value, route)]
+    while stack:
+        item, here = stack.pop(0)
+        if isinstance(item, _Huge):
+            return here, item
+        if isinstance(item, dict):
+            stack.extend((child, (*here, json.dumps(key))) for key, child in item.items())
+        elif isinstance(item, list):
+            stack.extend((child, (*here, f"[{index}]")) for index, child in enumerate(item))
+    return None
+
+
+def _huge_integer(text: str) -> str:
+    """Why a text Python's parser refused for an overlong integer is damaged, and where the integer is."""
+    limit = getattr(sys, "get_int_max_str_digits", lambda: 4300)() or 4300
+
+    def mark(digits: str) -> int | _Huge:
+        return _Huge(digits) if len(digits.lstrip("-")) > limit else int(digits)
+
+    try:
+        found = _where(json.loads(text, parse_int=mark))
+    except ValueError:
+        found = None
+    if found is None:
+        return "holds a number too long to read (a damaged value)"
+    route, huge = found
+    shown = " -> ".join(route) or "the top level"
+    return f"holds an integer of {len(huge.digits.lstrip('-'))} digits at {shown} (a damaged value)"
+
+
 def parse_json(
     path: str | os.PathLike[str],
     text: str | bytes,
@@ -234,6 +275,8 @@ def parse_json(
         raise NotJsonError(path, f"not valid JSON (corrupt or truncated: {exc})") from exc
     except RecursionError:
         raise NotJsonError(path, too_deep) from None
+    except ValueError:  # an integer longer than Python converts (sys.get_int_max_str_digits)
+        raise NotJsonError(path, _huge_integer(text)) from None
     if isinstance(value, dict | list) and _depth_over(value, max_depth):
         raise NotJsonError(path, too_deep)
     return value

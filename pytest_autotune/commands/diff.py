@@ -92,7 +92,7 @@ def entry_rows(old: Entries, new: Entries) -> tuple[list[list[str]], int]:
     return rows, same
 
 
-def _side(where: str, loaded: str | None) -> Store:
+def _side(where: str, loaded: bytes | None) -> Store:
     try:
         return Store.parse(Path(where), loaded) if loaded is not None else Store(Path(where))
     except StoreError as exc:
@@ -120,4 +120,4 @@ def diff(path: Path, ref: str, *, as_markdown: bool = False) -> list[str]:
 
 
 def _markdown(header: list[str], rows: list[list[str]]) -> list[str]:
-    return markdown(header, [[row[0], f"`{row[1]}`", *row[2:]] for row in rows])
+    return markdown(header, rows, code_columns=(1,))

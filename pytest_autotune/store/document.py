@@ -17,6 +17,7 @@ trials takes 64 lines and re-tuning a test changes only its own lines.
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -33,6 +34,7 @@ __all__ = [
     "entry_text",
     "entry_where",
     "parse_document",
+    "printable",
     "read_document",
 ]
 
@@ -46,6 +48,30 @@ Key = tuple[str, str]
 
 class StoreError(Exception):
     """``autotune.json`` cannot be read or written; the message names the file."""
+
+
+#: Unicode categories shown escaped: controls (terminal escape codes), formats (bidi overrides such
+#: as U+202E, zero-width characters), line and paragraph separators, surrogates, private use.
+_UNPRINTABLE: Final = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
+
+
+def printable(text: str) -> str:
+    """``text`` (a test id, device key or value read from a store) safe to print: each control,
+    format or separator character as its escape (``\\x1b``, ``\\u202e``), so that a hostile or
+    damaged file cannot move the cursor, recolour the terminal or reorder what a reader sees."""
+    if text.isprintable():  # the common case, fast (isprintable is false for every category above)
+        return text
+    out = []
+    for char in text:
+        if unicodedata.category(char) not in _UNPRINTABLE:
+            out.append(char)
+        elif ord(char) < 0x100:
+            out.append(f"\\x{ord(char):02x}")
+        elif ord(char) < 0x10000:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(f"\\U{ord(char):08x}")
+    return "".join(out)
 
 
 def dumps(data: Mapping[str, Any]) -> str:
@@ -148,7 +174,7 @@ def _validate(path: Path, data: Any, advice: bool = True) -> dict[str, Any]:
     return data
 
 
-def parse_document(where: Path, text: str, *, advice: bool = False) -> dict[str, Any]:
+def parse_document(where: Path, text: str | bytes, *, advice: bool = False) -> dict[str, Any]:
     """The JSON of a store's ``text`` (read elsewhere, e.g. from a git commit), its structure
     checked as :func:`read_document` checks a file; errors name ``where`` (with how to repair it
     only when ``advice``). Raises :class:`StoreError`."""

@@ -7,12 +7,14 @@ silence; each must now be one clear message naming the option, file or entry at 
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 from pathlib import Path
 
 import pytest
 
+from tests.commands.test_hostile_commands import _huge_store
 from tests.plugin.conftest import TWO_TESTS
 from tests.test_input_file import fifo, returns_quickly
 
@@ -139,3 +141,44 @@ def test_the_cluster_without_isolation_warns_that_trials_run_here(project: pytes
     result = project.runpytest_subprocess("--autotune", "--autotune-cluster=tcp://127.0.0.1:9", timeout=120)
     result.assert_outcomes(passed=2)
     assert "--autotune-cluster=tcp://127.0.0.1:9 needs isolated trials" in result.stdout.str()
+
+
+# -- 5: an integer of 5000 digits in the store -------------------------------------------------------
+def test_a_plain_run_names_the_store_holding_an_integer_of_5000_digits(project: pytest.Pytester) -> None:
+    project.makepyfile(test_k="def test_k():\n    pass\n")
+    store = project.path / "autotune.json"
+    _huge_store(store)
+    result = project.runpytest_subprocess(timeout=60)
+    text = result.stdout.str() + result.stderr.str()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert f"{store}: holds an integer of 5000 digits" in text
+    assert "set_int_max_str_digits" not in text
+
+
+# -- 8, 11: a store of many unused entries, ids holding escape codes ---------------------------------
+def _with_gone_entries(project: pytest.Pytester, count: int, extra: str) -> None:
+    """Tune ``test_k.py``, then copy its entry to ``count`` tests of a file that is gone, and ``extra``."""
+    project.makepyfile(test_k=TWO_TESTS)
+    project.runpytest("--autotune").assert_outcomes(passed=2)
+    store = project.path / "autotune.json"
+    data = json.loads(store.read_text())
+    (slot,) = data["devices"].values()
+    entry = slot["tests"]["test_k.py::test_a"]
+    for nodeid in [*(f"test_gone.py::test_{i:05d}" for i in range(count)), extra]:
+        slot["tests"][nodeid] = entry
+    store.write_text(json.dumps(data))
+
+
+def test_unused_entries_are_summarised_and_their_ids_escaped(project: pytest.Pytester) -> None:
+    _with_gone_entries(project, 30, "test_gone.py::test_x[\x1b[2J\u202eevil]")
+    result = project.runpytest("-q")
+    out = result.stdout.str()
+    assert "unused entries (remove: pytest --autotune-prune): 31" in out
+    assert "  ... and 21 more (pytest -v lists them all" in out
+    assert "test_gone.py::test_00009" in out
+    assert "test_gone.py::test_00010" not in out
+    verbose = project.runpytest("-v").stdout.str()
+    assert "test_gone.py::test_00029" in verbose
+    assert "\x1b[2J" not in verbose
+    assert "\u202e" not in verbose
+    assert "test_gone.py::test_x[\\x1b[2J\\u202eevil]" in verbose
