@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from tests.commands.test_hostile_commands import _huge_store
+from tests.plugin import test_compare as compare_tests
 from tests.plugin.conftest import TWO_TESTS
+from tests.plugin.git_commands import git
 from tests.test_input_file import fifo, returns_quickly
 
 
@@ -182,3 +184,50 @@ def test_unused_entries_are_summarised_and_their_ids_escaped(project: pytest.Pyt
     assert "\x1b[2J" not in verbose
     assert "\u202e" not in verbose
     assert "test_gone.py::test_x[\\x1b[2J\\u202eevil]" in verbose
+
+
+# -- 7: the plugin's warnings under -W error / PYTHONWARNINGS=error ----------------------------------
+@pytest.mark.parametrize("how", ["-W", "PYTHONWARNINGS"])
+def test_a_warning_made_an_error_fails_the_test_cleanly_and_the_summary_counts_it(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    project.makepyfile(test_k=TWO_TESTS)
+    project.runpytest("--autotune").assert_outcomes(passed=2)
+    monkeypatch.setenv("AUTOTUNE_SLOW", "test_a=2")
+    args = ["--autotune-check=warn", "--autotune-report-md=summary.md"]
+    if how == "-W":
+        args += ["-W", "error::pytest_autotune.warning_types.AutotuneWarning"]
+    else:
+        monkeypatch.setenv("PYTHONWARNINGS", "error")
+    result = project.runpytest_subprocess(*args, timeout=120)
+    text = result.stdout.str() + result.stderr.str()
+    result.assert_outcomes(passed=1, failed=1)
+    assert (
+        "AutotuneRegressionWarning (an error under the warning filters, e.g. -W error): test_k.py::test_a"
+        in text
+    )
+    assert "pytest_autotune/plugin" not in text  # no traceback through the plugin's internals
+    summary = (project.path / "summary.md").read_text()
+    assert "0 tunable tests" not in summary
+    assert "2 tunable tests" in summary
+
+
+repo = compare_tests.repo  # the git project of the compare tests (a fixture)
+
+
+def test_an_inconclusive_comparison_under_w_error_is_a_clean_failure_counted_in_the_summary(
+    repo: pytest.Pytester,
+) -> None:
+    repo.makepyfile(test_noisy=compare_tests.NOISY)
+    git(repo.path, "add", "test_noisy.py")
+    git(repo.path, "commit", "-q", "-m", "noisy")
+    args = ["--autotune-compare=HEAD", "--autotune-compare-max-time=3", "--autotune-report-md=summary.md"]
+    result = repo.runpytest(*args, "-W", "error", "test_noisy.py")
+    text = result.stdout.str()
+    if "AutotuneInconclusiveWarning" not in text:  # the pairs decided after all: nothing to see here
+        pytest.skip("the comparison was decided within its 3 s")
+    result.assert_outcomes(failed=1)
+    assert "AutotuneInconclusiveWarning (an error under the warning filters, e.g. -W error)" in text
+    assert "pytest_autotune/plugin" not in text
+    summary = (repo.path / "summary.md").read_text()
+    assert "0 tunable tests" not in summary

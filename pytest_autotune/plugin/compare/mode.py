@@ -37,7 +37,6 @@ from __future__ import annotations
 import math
 import os
 import time
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -65,7 +64,7 @@ from pytest_autotune.plugin.workers.protocol import ENV_VAR, SideSetup
 from pytest_autotune.timing.measure import Stats
 from pytest_autotune.timing.paired import PairedVerdict, blocks_to_decide, hodges_lehmann
 from pytest_autotune.timing.pairs import pair_effects
-from pytest_autotune.warning_types import AutotuneInconclusiveWarning, AutotuneRegressionWarning
+from pytest_autotune.warning_types import AutotuneInconclusiveWarning, AutotuneRegressionWarning, warn
 
 if TYPE_CHECKING:
     from pytest_autotune.plugin.modes.item_plan import ItemPlan
@@ -398,7 +397,7 @@ def _judged(
         if policy.check == "fail":
             outcome.failure = f"performance regression: {result.message}"
         elif policy.check == "warn":
-            warnings.warn(AutotuneRegressionWarning(f"{result.nodeid}: {result.message}"), stacklevel=2)
+            warn(AutotuneRegressionWarning(f"{result.nodeid}: {result.message}"), stacklevel=2)
     elif state == "inconclusive":
         each = ", ".join(percent(pair["ratio"]) for pair in result.compare["pairs"])
         result.message = (
@@ -408,7 +407,7 @@ def _judged(
         if settings.compare_strict:
             outcome.failure = f"{result.message} (--autotune-compare-strict)"
         else:
-            warnings.warn(AutotuneInconclusiveWarning(f"{result.nodeid}: {result.message}"), stacklevel=2)
+            warn(AutotuneInconclusiveWarning(f"{result.nodeid}: {result.message}"), stacklevel=2)
     else:
         result.message = f"ratio {verdict.describe()}; {configs}"
     return outcome

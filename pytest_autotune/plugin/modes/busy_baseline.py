@@ -10,10 +10,9 @@ measures it again.
 
 from __future__ import annotations
 
-import warnings
 from typing import TYPE_CHECKING, Final
 
-from pytest_autotune.warning_types import AutotuneBusyBaselineWarning
+from pytest_autotune.warning_types import AutotuneBusyBaselineWarning, warn
 
 if TYPE_CHECKING:
     from pytest_autotune.entry import Baseline
@@ -46,5 +45,5 @@ def warn_if_busy(nodeid: str, device: str, baseline: Baseline, rule: Rule) -> fl
     tolerance the new baseline will be judged with."""
     message = busy_message(nodeid, device, baseline, rule)
     if message is not None:
-        warnings.warn(AutotuneBusyBaselineWarning(message), stacklevel=2)
+        warn(AutotuneBusyBaselineWarning(message), stacklevel=2)
     return rule.tolerance_for(baseline)

@@ -13,7 +13,6 @@ meter it is given (:mod:`pytest_autotune.plugin.modes.baseline`: fresh processes
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +29,7 @@ from pytest_autotune.plugin.workers.runner import run_final
 from pytest_autotune.policy import Policy
 from pytest_autotune.timing.measure import Stats, least_disturbed
 from pytest_autotune.timing.regression import CONFIRMATIONS, Verdict
-from pytest_autotune.warning_types import AutotuneNoMeasurementWarning, AutotuneRegressionWarning
+from pytest_autotune.warning_types import AutotuneNoMeasurementWarning, AutotuneRegressionWarning, warn
 
 if TYPE_CHECKING:
     import pytest
@@ -106,7 +105,7 @@ def check(
     first = run_final(item, autotune, config, repeat=MEASURE_REPEAT)
     stats = first.stats
     if stats is None:
-        warnings.warn(
+        warn(
             AutotuneNoMeasurementWarning(
                 f"{item.nodeid}: the test never called autotune.measure() or autotune.record(); "
                 "its timing is not checked"
@@ -157,5 +156,5 @@ def check(
     message = regression_message(item.nodeid, autotune.device, verdict, policy, config)
     if policy.check == "fail":
         return CheckReport("regression", config, stats, verdict, message, failure=message)
-    warnings.warn(AutotuneRegressionWarning(f"{item.nodeid}: {message}"), stacklevel=2)
+    warn(AutotuneRegressionWarning(f"{item.nodeid}: {message}"), stacklevel=2)
     return CheckReport("regression", config, stats, verdict, message)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import warnings
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
@@ -28,7 +27,7 @@ from pytest_autotune.plugin.report.summary_text import counts_text, metrics_text
 from pytest_autotune.plugin.workers.runner import InProcessTrials
 from pytest_autotune.timing.measure import round_significant
 from pytest_autotune.tuning.worker import WorkerStartError
-from pytest_autotune.warning_types import AutotuneSharedFixtureWarning, AutotuneWarning
+from pytest_autotune.warning_types import AutotuneSharedFixtureWarning, AutotuneWarning, take_escalated, warn
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -186,7 +185,7 @@ def _warn_once(session: AutotuneSession, message: str) -> None:
     warned = session.config.stash.setdefault(_WARNED, set())
     if message not in warned:
         warned.add(message)
-        warnings.warn(AutotuneWarning(message), stacklevel=3)
+        warn(AutotuneWarning(message), stacklevel=3)
 
 
 def _baseline_meter(
@@ -209,7 +208,7 @@ def _tune(
 ) -> tuple[AutotuneResult, str | None]:
     shared = shared_function_fixtures(item)
     if shared:
-        warnings.warn(
+        warn(
             AutotuneSharedFixtureWarning(
                 f"{item.nodeid}: function-scoped fixture(s) {', '.join(shared)} are set up once and shared "
                 "by every tuning trial; make sure the test body does not depend on their state"
@@ -341,11 +340,15 @@ def run_item(session: AutotuneSession, item: pytest.Function, plan: ItemPlan, au
 
 
 def conclude(item: pytest.Item, result: AutotuneResult, failure: str | None, skip: str | None = None) -> None:
-    """Attach ``result`` to the test's report, then skip it (``skip``) or fail it (``failure``)."""
+    """Attach ``result`` to the test's report, then skip it (``skip``) or fail it (``failure``, and the
+    plugin's warnings that the filters made errors: :func:`~pytest_autotune.warning_types.warn`)."""
     import pytest
 
     item.user_properties.append((PROPERTY, result.to_json()))
-    if skip is not None:
+    escalated = take_escalated()
+    if escalated:
+        failure = "\n".join([*([failure] if failure is not None else []), *escalated])
+    if skip is not None and not escalated:
         pytest.skip(skip)
     if failure is not None:
         pytest.fail(failure, pytrace=False)
