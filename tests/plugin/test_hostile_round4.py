@@ -231,3 +231,56 @@ def test_an_inconclusive_comparison_under_w_error_is_a_clean_failure_counted_in_
     assert "pytest_autotune/plugin" not in text
     summary = (repo.path / "summary.md").read_text()
     assert "0 tunable tests" not in summary
+
+
+def test_the_fast_canonical_text_is_the_layout_entry_by_entry() -> None:
+    """The store's text keeps its layout (one value per line, a history's rows one per line) when
+    json's encoder writes the parts outside histories and entries' texts are reused."""
+    from pytest_autotune.store import document
+
+    history = {"version": 1, "params": ["A", "P"], "best": 1e-4, "trials": [[1.0, 3, [2, 1]]], "failures": []}
+    entry = {
+        "config": {"A": 3, "P": [2, 1]},
+        "space_hash": "h",
+        "baseline": {"median": 1e-4},
+        "history": history,
+    }
+    data = {
+        "schema_version": 1,
+        "devices": {"k": {"info": {"name": "é\n", "x": [1, {"b": [], "a": {}}]}, "tests": {"t::a": entry}}},
+    }
+    text = document.dumps(data)
+    assert text == document.dumps(data)  # the second time from the reused entry text
+    assert '          "history": {\n            "best": 0.0001,\n            "failures": [],\n' in text
+    rows = '            "params": ["A", "P"],\n            "trials": [\n              [1.0, 3, [2, 1]]\n'
+    assert rows in text
+    assert '"x": [\n          1,\n          {\n            "a": {},\n            "b": []\n' in text
+    assert json.loads(text) == data
+
+
+@pytest.mark.parametrize(("text", "depth"), [("[]", 1), ('{"a": "[[{"}', 1), ('[[["\\"]["]]]', 3), ("5", 0)])
+def test_the_nesting_is_read_from_brackets_outside_strings(text: str, depth: int) -> None:
+    from pytest_autotune.input_file import _text_depth
+
+    assert _text_depth(text) == depth
+
+
+@pytest.mark.parametrize(
+    "moment",
+    [
+        "2026-02-30T12:00:00Z",
+        "2026-01-31T12:00:00",
+        "2026-01-31T12:00:00.5Z",
+        "2026-01-31T12:00:00+00:00Z",
+        "20260131T120000Z",
+        "2026-01-31 12:00:00Z",
+        "2026-01-31T24:00:00Z",
+        10**40,
+    ],
+)
+def test_measured_at_read_on_the_fast_path_is_as_strict_as_its_format(moment: object) -> None:
+    from pytest_autotune.entry import DamagedEntryError, _Reader
+
+    assert _Reader({"m": "2026-01-31T12:00:00Z"}, "W", "").moment("m") == "2026-01-31T12:00:00Z"
+    with pytest.raises(DamagedEntryError, match="must be a UTC time like"):
+        _Reader({"m": moment}, "W", "").moment("m")
