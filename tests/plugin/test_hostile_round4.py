@@ -153,8 +153,10 @@ def test_a_plain_run_names_the_store_holding_an_integer_of_5000_digits(project: 
     result = project.runpytest_subprocess(timeout=60)
     text = result.stdout.str() + result.stderr.str()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert f"{store}: holds an integer of 5000 digits" in text
+    assert f"{store}: holds an integer of 5000 digits at" in text
+    assert '"t.py::k" -> "baseline" -> "median" (a damaged value)' in text  # the entry and field
     assert "set_int_max_str_digits" not in text
+    assert "Traceback" not in text
 
 
 # -- 8, 11: a store of many unused entries, ids holding escape codes ---------------------------------
