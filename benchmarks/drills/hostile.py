@@ -21,6 +21,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from benchmarks.drills.bad_input_kit import Drill, Observation, digest
 from benchmarks.drills.faults_kit import clean_environment, make_store_project, run_pytest
@@ -93,7 +94,7 @@ def _tuned(directory: Path, tests: int = 2) -> tuple[Path, Path]:
     return project, project / "autotune.json"
 
 
-def _slot(store: Path) -> tuple[dict[str, object], str, dict[str, object]]:
+def _slot(store: Path) -> tuple[dict[str, Any], str, dict[str, Any]]:
     """The store's data, its one device key and that device's tests."""
     data = json.loads(store.read_text())
     (device,) = data["devices"]
@@ -143,13 +144,13 @@ def _recovery(project: Path, store: Path, stamp: str, measured_at: str | None) -
     """A recovery file named with ``stamp`` holding the store's first entry with another
     configuration, dated ``measured_at`` (None: undated, as an older version wrote it)."""
     data, device, tests = _slot(store)
-    entry = dict(tests[NODE])  # type: ignore[arg-type]
+    entry = dict(tests[NODE])
     entry.pop("history", None)
     entry.pop("measured_at", None)
     entry["config"] = {"A": 6}
     if measured_at is not None:
         entry["measured_at"] = measured_at
-    info = data["devices"][device]["info"]  # type: ignore[index]
+    info = data["devices"][device]["info"]
     path = project / f"autotune.json.recovered-{stamp}.json"
     document = {"schema_version": 1, "devices": {device: {"info": info, "tests": {NODE: entry}}}}
     path.write_text(json.dumps(document))
@@ -212,7 +213,7 @@ def _diff_not_utf8_at_ref(directory: Path) -> Observation:
 def _huge_integer(store: Path) -> str:
     """Put an integer of 5000 digits in the first entry's baseline median; returns the text."""
     data, _, tests = _slot(store)
-    tests[NODE]["baseline"]["median"] = 1.0  # type: ignore[index]
+    tests[NODE]["baseline"]["median"] = 1.0
     text = json.dumps(data).replace('"median": 1.0', '"median": ' + "9" * 5000, 1)
     store.write_text(text)
     return text
