@@ -15,6 +15,10 @@ shared machine must not lose its memory to a typo. So:
 * JSON nested deeper than :data:`MAX_DEPTH` (or too deep for Python's parser) is an error naming
   the file, never a ``RecursionError`` from a later reader.
 
+The files the plugin writes besides the store (``--autotune-json``, ``--autotune-report-md``) are
+opened through :func:`open_output`, for the same reason: opening a FIFO for writing blocks until
+someone reads it, so it is opened non-blocking and anything but a regular file is refused.
+
 Errors are :class:`InputFileError` subclasses whose text names the file and what is wrong; callers
 add what to do about it (only the store's own reader tells the user to fix or delete the file).
 """
@@ -28,6 +32,7 @@ import json
 import os
 import re
 import stat
+import sys
 from pathlib import Path
 from typing import Any, Final
 
@@ -40,6 +45,7 @@ __all__ = [
     "NotRegularFileError",
     "gunzip_bounded",
     "not_regular_reason",
+    "open_output",
     "parse_json",
     "read_bounded",
     "read_head",
@@ -127,6 +133,23 @@ def _read_regular(path: str | os.PathLike[str], count: int) -> bytes:
         return handle.read(count)
 
 
+def open_output(path: str | os.PathLike[str], *, append: bool = False) -> io.TextIOWrapper:
+    """``path`` opened for writing UTF-8 text (created if missing, emptied unless ``append``).
+
+    Opened non-blocking, so a FIFO without a reader fails at once (``ENXIO``) instead of blocking
+    forever; anything that is not a regular file once open raises ``OSError`` naming what it is.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags | (os.O_APPEND if append else 0), 0o666)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise OSError(f"{path} is {_kind(mode)}, not a regular file")
+    if not append:
+        os.ftruncate(fd, 0)
+    return io.TextIOWrapper(os.fdopen(fd, "ab" if append else "wb"), encoding="utf-8")
+
+
 def read_bounded(path: str | os.PathLike[str], *, limit: int = DEFAULT_LIMIT) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` of them (module docstring).
 
@@ -159,6 +182,19 @@ def gunzip_bounded(path: str | os.PathLike[str], data: bytes, *, limit: int = DE
     return out
 
 
+_STRING: Final = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKET: Final = re.compile(r"[^\[\]{}]+")
+_STEP: Final = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def _text_depth(text: str) -> int:
+    """How deep the valid JSON ``text`` nests objects and arrays, read from its brackets outside
+    strings (the scans run in C: a store of 10 000 entries takes milliseconds, not the seconds a walk
+    over every parsed value takes)."""
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    return max(itertools.accumulate(map(_STEP.__getitem__, brackets)), default=0)
+
+
 class _DuplicateKey(ValueError):
     pass
 
@@ -174,18 +210,44 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return data
 
 
-_STRING: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
-_NOT_BRACKETS: Final = bytes(b for b in range(256) if b not in b"[]{}")
-_NESTING: Final = [1 if b in b"[{" else -1 if b in b"]}" else 0 for b in range(256)]
+class _Huge:
+    """Stands for an integer too long to convert while :func:`_huge_integer` looks for it."""
+
+    def __init__(self, digits: str) -> None:
+        self.digits = digits
 
 
-def _depth_over(text: str, limit: int) -> bool:
-    """Whether the JSON ``text`` (already parsed, so valid) nests objects and arrays more than
-    ``limit`` levels deep: its brackets outside strings, counted as a running sum (in UTF-8 no byte
-    of another character is a bracket or a quote), in C-speed steps rather than a walk over every
-    parsed value."""
-    brackets = _STRING.sub(b"", text.encode("utf-8", "surrogatepass")).translate(None, _NOT_BRACKETS)
-    return bool(brackets) and max(itertools.accumulate(map(_NESTING.__getitem__, brackets))) > limit
+def _where(value: Any, route: tuple[str, ...] = ()) -> tuple[tuple[str, ...], _Huge] | None:
+    """The keys and indices leading to the first :class:`_Huge` in ``value`` (no deep recursion:
+    the depth was bounded by the parser already)."""
+    stack: list[tuple[Any, tuple[str, ...]]] = [(value, route)]
+    while stack:
+        item, here = stack.pop(0)
+        if isinstance(item, _Huge):
+            return here, item
+        if isinstance(item, dict):
+            stack.extend((child, (*here, json.dumps(key))) for key, child in item.items())
+        elif isinstance(item, list):
+            stack.extend((child, (*here, f"[{index}]")) for index, child in enumerate(item))
+    return None
+
+
+def _huge_integer(text: str) -> str:
+    """Why a text Python's parser refused for an overlong integer is damaged, and where the integer is."""
+    limit = getattr(sys, "get_int_max_str_digits", lambda: 4300)() or 4300
+
+    def mark(digits: str) -> int | _Huge:
+        return _Huge(digits) if len(digits.lstrip("-")) > limit else int(digits)
+
+    try:
+        found = _where(json.loads(text, parse_int=mark))
+    except ValueError:
+        found = None
+    if found is None:
+        return "holds a number too long to read (a damaged value)"
+    route, huge = found
+    shown = " -> ".join(route) or "the top level"
+    return f"holds an integer of {len(huge.digits.lstrip('-'))} digits at {shown} (a damaged value)"
 
 
 def parse_json(
@@ -218,7 +280,9 @@ def parse_json(
         raise NotJsonError(path, f"not valid JSON (corrupt or truncated: {exc})") from exc
     except RecursionError:
         raise NotJsonError(path, too_deep) from None
-    if isinstance(value, dict | list) and _depth_over(text, max_depth):
+    except ValueError:  # an integer longer than Python converts (sys.get_int_max_str_digits)
+        raise NotJsonError(path, _huge_integer(text)) from None
+    if isinstance(value, dict | list) and _text_depth(text) > max_depth:
         raise NotJsonError(path, too_deep)
     return value
 

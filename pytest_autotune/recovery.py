@@ -85,12 +85,29 @@ def default_target(recovery: Path) -> Path:
 
 def _name_time(recovery: Path) -> str | None:
     """The time a recovery file's name holds (``...recovered-20260101T120000Z.json``), as
-    ``measured_at`` is written, or None."""
+    ``measured_at`` is written, or None (no such name, or a date that does not exist:
+    :func:`name_time_problem` says so)."""
     match = _SUFFIX.search(recovery.name)
     if match is None:
         return None
-    stamp = datetime.datetime.strptime(match.group(0)[len(".recovered-") :][:16], "%Y%m%dT%H%M%SZ")
+    try:
+        stamp = datetime.datetime.strptime(match.group(0)[len(".recovered-") :][:16], "%Y%m%dT%H%M%SZ")
+    except ValueError:  # month 13, second 99, day 0: the pattern accepts any digits
+        return None
     return utc_moment(stamp)
+
+
+def name_time_problem(recovery: Path) -> str | None:
+    """A note when ``recovery``'s name looks dated but its date does not exist (it is then ignored:
+    only the entries' own times count), else None."""
+    match = _SUFFIX.search(recovery.name)
+    if match is None or _name_time(recovery) is not None:
+        return None
+    stamp = match.group(0)[len(".recovered-") :][:16]
+    return (
+        f"the date in the name {recovery.name} ({stamp}) is no valid time: ignored; "
+        "only the times the entries hold decide which entry is newer"
+    )
 
 
 def _check_places(recovery: Path, into: Path) -> None:
@@ -106,6 +123,12 @@ def _check_places(recovery: Path, into: Path) -> None:
     if not into.parent.is_dir():
         raise StoreError(
             f"{into}: the folder {into.parent} does not exist; create it, or give --into an existing store"
+        )
+    target = into.resolve()  # a symbolic link, dangling or not, is written where it points
+    if target != into.absolute() and not target.parent.is_dir():
+        raise StoreError(
+            f"{into}: a symbolic link to {target}, whose folder {target.parent} does not exist; "
+            "create it, or give --into an existing store"
         )
     try:
         reason = not_regular_reason(into)
@@ -162,6 +185,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     into: Path = args.into or default_target(args.recovery)
+    note = name_time_problem(args.recovery)
+    if note is not None:
+        print(f"pytest-autotune: note: {note}", file=sys.stderr)
     try:
         decisions = merge(args.recovery, into, overwrite=args.overwrite)
     except StoreError as exc:

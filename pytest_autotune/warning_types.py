@@ -1,6 +1,16 @@
-"""Warning categories of the plugin (filter them with ``-W`` or ``filterwarnings`` as usual)."""
+"""Warning categories of the plugin (filter them with ``-W`` or ``filterwarnings`` as usual).
+
+:func:`warn` is how the plugin emits them during a test: under ``-W error`` (or
+``PYTHONWARNINGS=error``, or a ``filterwarnings = error`` ini line) ``warnings.warn`` raises the
+warning, which would unwind through the plugin's internals and lose the test's result. :func:`warn`
+catches the escalated warning instead and keeps its text; the test's conclusion
+(``plugin/modes/execution.py``) then fails the test with it, after its result is recorded, so the
+filter's intent holds (the warning fails the test) and the summaries still count the test.
+"""
 
 from __future__ import annotations
+
+import warnings
 
 __all__ = [
     "AutotuneBusyBaselineWarning",
@@ -13,7 +23,34 @@ __all__ = [
     "AutotuneStaleWarning",
     "AutotuneTransferWarning",
     "AutotuneWarning",
+    "take_escalated",
+    "warn",
 ]
+
+#: Texts of the plugin's warnings that the filters turned into errors since :func:`take_escalated`.
+_ESCALATED: list[str] = []
+
+
+def warn(warning: Warning, *, stacklevel: int = 2, site: tuple[str, int] | None = None) -> None:
+    """``warnings.warn(warning)`` as seen from ``stacklevel`` frames up (as ``warnings.warn`` counts
+    them), or at ``site`` (a file and line: the user's test) when given; when the filters make it
+    an error, its text is kept for :func:`take_escalated`."""
+    try:
+        if site is None:
+            warnings.warn(warning, stacklevel=stacklevel + 1)
+        else:
+            warnings.warn_explicit(warning, None, *site)
+    except Warning:
+        _ESCALATED.append(
+            f"{type(warning).__name__} (an error under the warning filters, e.g. -W error): {warning}"
+        )
+
+
+def take_escalated() -> list[str]:
+    """The texts :func:`warn` kept since the last call, oldest first (the list is emptied)."""
+    taken = list(_ESCALATED)
+    _ESCALATED.clear()
+    return taken
 
 
 class AutotuneWarning(UserWarning):

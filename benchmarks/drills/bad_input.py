@@ -38,6 +38,7 @@ AREAS: dict[str, str] = {
     "run": "benchmarks.drills.runtime",
     "files": "benchmarks.drills.files",
     "compare": "benchmarks.drills.compare",
+    "hostile": "benchmarks.drills.hostile",
 }
 
 

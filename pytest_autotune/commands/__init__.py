@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Final
 
 from pytest_autotune.commands.errors import CommandError
+from pytest_autotune.store.document import printable
 
 __all__ = ["COMMANDS", "OVERVIEW", "main"]
 
@@ -76,10 +77,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from pytest_autotune.commands.diff import diff
 
             lines = diff(args.file, args.ref, as_markdown=args.md)
-    except CommandError as exc:
-        print(f"pytest-autotune {args.command}: {exc}", file=sys.stderr)
+    except CommandError as exc:  # messages quote ids and paths: shown escaped, as every line is
+        print(f"pytest-autotune {args.command}: {printable(str(exc))}", file=sys.stderr)
         return 1
-    print("\n".join(lines))
+    print("\n".join(printable(line) for line in lines))
     return 0
 
 

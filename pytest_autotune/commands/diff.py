@@ -139,7 +139,7 @@ def entry_rows(old: Entries, new: Entries) -> tuple[list[list[str]], int]:
     return rows, same
 
 
-def _side(where: str, loaded: str | None) -> Store:
+def _side(where: str, loaded: bytes | None) -> Store:
     try:
         return Store.parse(Path(where), loaded) if loaded is not None else Store(Path(where))
     except StoreError as exc:
@@ -179,7 +179,7 @@ def _by_device(rows: list[list[str]]) -> list[str]:
 
 
 def _markdown(header: list[str], rows: list[list[str]]) -> list[str]:
-    return markdown(header, [[row[0], f"`{row[1]}`", *row[2:]] for row in rows])
+    return markdown(header, rows, code_columns=(1,))
 
 
 def _code_span(value: str) -> str:

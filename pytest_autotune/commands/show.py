@@ -21,6 +21,7 @@ from pytest_autotune.commands.entry_text import (
 )
 from pytest_autotune.commands.errors import CommandError
 from pytest_autotune.commands.table import text
+from pytest_autotune.input_file import not_regular_reason
 from pytest_autotune.store.document import StoreError
 from pytest_autotune.store.reading import Store
 
@@ -28,9 +29,15 @@ __all__ = ["load", "matches", "show"]
 
 
 def load(path: Path) -> Store:
-    """The store at ``path``; :class:`CommandError` when it is missing or damaged."""
-    if not path.is_file():
-        raise CommandError(f"{path}: no such file (tune first: pytest --autotune; or pass --file)")
+    """The store at ``path``; :class:`CommandError` when it is missing, no regular file, or damaged."""
+    try:
+        reason = not_regular_reason(path)
+    except FileNotFoundError:
+        raise CommandError(f"{path}: no such file (tune first: pytest --autotune; or pass --file)") from None
+    except OSError as exc:
+        raise CommandError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if reason is not None:  # a folder, /dev/zero, a FIFO: say what it is (and never read it)
+        raise CommandError(f"{path} {reason}; --file must name an autotune.json file")
     try:
         return Store.load(path)
     except StoreError as exc:

@@ -199,6 +199,9 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     if plan is None:
         return None
     session = _session(pyfuncitem.config)
+    from pytest_autotune.warning_types import take_escalated
+
+    take_escalated()  # none of another test's escalated warnings is this test's
     fixture: Autotune = pyfuncitem.funcargs["autotune"]  # type: ignore[assignment]
     if session.trial_worker is not None and session.trial_worker.role == "compare":
         from pytest_autotune.plugin.compare.worker import serve_compare

@@ -143,10 +143,20 @@ def _writable_file(path: Path, source: str) -> Path:
     """``path`` when a file can be written there (its folders may be missing); else a usage error.
 
     Checked at start-up by making (and removing) a probe directory in the nearest existing folder,
-    so an unwritable ``--autotune-json`` fails before any tuning rather than after it.
+    so an unwritable ``--autotune-json`` fails before any tuning rather than after it. An existing
+    path must be a regular file: a FIFO would block the write after the tests passed (forever, if
+    nothing reads it), and a device or ``/proc`` file is no place for a report.
     """
     if path.is_dir():
         raise PolicyError(f"{source}: {path} is a directory, expected a file path")
+    try:
+        reason = not_regular_reason(path)
+    except FileNotFoundError:
+        reason = None
+    except OSError as exc:
+        raise PolicyError(f"{source}: {path} cannot be examined ({exc.strerror or exc})") from exc
+    if reason is not None:  # a FIFO would block the write at the end of the run; a device swallows it
+        raise PolicyError(f"{source}: {path} {reason}; expected a regular file or a path to create one at")
     folder = path.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
@@ -255,6 +265,13 @@ def resolve(config: pytest.Config, validate_policy: PolicyValidator) -> Settings
                 values["parallel"] = parse_parallel(str(value))
             except ValueError as exc:
                 raise PolicyError(f"{source}: invalid value {value!r}: {exc}") from exc
+        elif option.name == "cluster":
+            from pytest_autotune.tuning.parallel.dask import check_address
+
+            try:
+                values["cluster"] = check_address(str(value))
+            except ValueError as exc:
+                raise PolicyError(f"{source}: {exc}") from exc
         elif option.name == "progress":
             try:
                 values["progress"] = ProgressEvery.parse(str(value))

@@ -18,7 +18,9 @@ against a baseline of code that no longer exists. Each entry carries the time it
 store's is damaged, or ``overwrite``), **kept** (the store's is newer or as new, or which one is
 cannot be told). An entry without a time (written before the field existed) is dated, for the
 file's entries, by ``default_time`` (a recovery file's name holds the time it was written) and, for
-the store's, only bounded by the time the store file was last written.
+the store's, only bounded by the time the store file was last written. A time more than a day ahead
+of this machine's clock, on either side, is suspect: the store's entry is kept and only
+``--overwrite`` replaces it.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pytest_autotune.entry import DamagedEntryError, StoreEntry, UnreadHistory, utc_moment
 from pytest_autotune.store.document import SCHEMA_VERSION, Key, StoreError, dumps, entry_where
@@ -146,8 +148,27 @@ def _store_written(path: Path) -> str | None:
     return utc_moment(datetime.datetime.fromtimestamp(seconds, datetime.UTC))
 
 
+#: How far ahead of this machine's clock an entry's time may be (another machine's clock skew)
+#: before it is suspect: a time beyond it would otherwise win every merge, or block every one.
+CLOCK_SKEW: Final = datetime.timedelta(days=1)
+
+
+def _future(moment: str | None) -> bool:
+    """Whether ``moment`` (``measured_at``'s form) lies beyond now plus :data:`CLOCK_SKEW`."""
+    return moment is not None and moment > utc_moment(datetime.datetime.now(datetime.UTC) + CLOCK_SKEW)
+
+
 def _decide(old_time: str | None, new_time: str | None, written: str | None) -> tuple[bool, str]:
-    """(replace?, why) from the store's entry's time, the file's, and the store file's last write."""
+    """(replace?, why) from the store's entry's time, the file's, and the store file's last write.
+
+    A time in the future (beyond :data:`CLOCK_SKEW`) is suspect, the file's or the store's: the
+    store's entry is kept, and only ``--overwrite`` decides."""
+    for whose, moment in (("file's", new_time), ("store's", old_time)):
+        if _future(moment):
+            return False, (
+                f"the {whose} entry is dated {moment}, in the future (a wrong clock or an edited "
+                "file?): suspect, so which entry is newer cannot be told"
+            )
     if old_time is not None and new_time is not None:
         if new_time > old_time:
             return True, f"the file's entry (measured {new_time}) is newer than the store's ({old_time})"

@@ -17,6 +17,7 @@ trials takes 64 lines and re-tuning a test changes only its own lines.
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -28,11 +29,13 @@ __all__ = [
     "SCHEMA_VERSION",
     "Key",
     "StoreError",
+    "compact",
     "config_from_json",
     "dumps",
     "entry_text",
     "entry_where",
     "parse_document",
+    "printable",
     "read_document",
 ]
 
@@ -46,6 +49,30 @@ Key = tuple[str, str]
 
 class StoreError(Exception):
     """``autotune.json`` cannot be read or written; the message names the file."""
+
+
+#: Unicode categories shown escaped: controls (terminal escape codes), formats (bidi overrides such
+#: as U+202E, zero-width characters), line and paragraph separators, surrogates, private use.
+_UNPRINTABLE: Final = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
+
+
+def printable(text: str) -> str:
+    """``text`` (a test id, device key or value read from a store) safe to print: each control,
+    format or separator character as its escape (``\\x1b``, ``\\u202e``), so that a hostile or
+    damaged file cannot move the cursor, recolour the terminal or reorder what a reader sees."""
+    if text.isprintable():  # the common case, fast (isprintable is false for every category above)
+        return text
+    out = []
+    for char in text:
+        if unicodedata.category(char) not in _UNPRINTABLE:
+            out.append(char)
+        elif ord(char) < 0x100:
+            out.append(f"\\x{ord(char):02x}")
+        elif ord(char) < 0x10000:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(f"\\U{ord(char):08x}")
+    return "".join(out)
 
 
 def dumps(data: Mapping[str, Any]) -> str:
@@ -68,8 +95,45 @@ def _scalar(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, allow_nan=True)
 
 
+def _plain(path: tuple[str, ...]) -> bool:
+    """Whether nothing at or below ``path`` is laid out as a history (:func:`_history_layout`)."""
+    size = len(path)
+    return (
+        (size >= 1 and path[0] != "devices")
+        or (size >= 3 and path[2] != "tests")
+        or (size >= 5 and path[4] != "history")
+        or (size >= 6 and _history_layout(path) is None)
+    )
+
+
 def _encode(value: Any, path: tuple[str, ...], indent: str) -> str:
     """``value`` at ``path`` (keys from the top), its first line already indented by ``indent``."""
+    if _plain(path):  # json's own encoder, indented as it would be here: the same text, faster
+        text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=True)
+        return text.replace("\n", "\n" + indent) if indent else text
+    if len(path) == 4 and isinstance(value, dict):  # an entry: the same entry reads the same
+        key = compact(value)
+        known = _ENTRY_TEXTS.get(key)
+        if known is None:
+            if len(_ENTRY_TEXTS) >= _ENTRY_TEXTS_KEPT:
+                _ENTRY_TEXTS.clear()
+            known = _ENTRY_TEXTS[key] = _encode_entry(value, path, indent)
+        return known
+    return _encode_entry(value, path, indent)
+
+
+#: The canonical text of entries encoded in this process, by :func:`compact` text: a session
+#: rewrites the whole file once per tuned test, and all but a few of its entries are the same.
+_ENTRY_TEXTS: dict[str, str] = {}
+_ENTRY_TEXTS_KEPT: Final = 50_000
+
+
+def compact(value: Any) -> str:
+    """``value`` as compact JSON with sorted keys (json's C encoder): equal texts, equal canonical texts."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=True)
+
+
+def _encode_entry(value: Any, path: tuple[str, ...], indent: str) -> str:
     inner = indent + "  "
     if isinstance(value, dict) and value:
         items = (
@@ -148,7 +212,7 @@ def _validate(path: Path, data: Any, advice: bool = True) -> dict[str, Any]:
     return data
 
 
-def parse_document(where: Path, text: str, *, advice: bool = False) -> dict[str, Any]:
+def parse_document(where: Path, text: str | bytes, *, advice: bool = False) -> dict[str, Any]:
     """The JSON of a store's ``text`` (read elsewhere, e.g. from a git commit), its structure
     checked as :func:`read_document` checks a file; errors name ``where`` (with how to repair it
     only when ``advice``). Raises :class:`StoreError`."""

@@ -57,7 +57,7 @@ class Store:
         return cls(path, data, _parse_entries(path, data))
 
     @classmethod
-    def parse(cls, where: Path, text: str) -> Store:
+    def parse(cls, where: Path, text: str | bytes) -> Store:
         """The store whose file holds ``text`` (e.g. as committed at a git ref); messages name
         ``where``. Raises :class:`StoreError`."""
         data = parse_document(where, text)

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from pytest_autotune.store.document import StoreError, dumps, read_document
+from pytest_autotune.store.document import StoreError, compact, dumps, read_document
 
 __all__ = ["LOCK_SECONDS", "check_writable", "lock_path", "rewrite_locked"]
 
@@ -112,10 +112,11 @@ def _rewrite(path: Path, change: Callable[[dict[str, Any]], dict[str, Any]]) -> 
     """The locked part of :func:`rewrite_locked`."""
     _remove_abandoned_temporaries(path)
     data = read_document(path)
-    before = dumps(data) if path.exists() else None
-    text = dumps(change(data))
-    if text == before:
+    before = compact(data) if path.exists() else None  # equal compact texts: equal canonical texts
+    changed = change(data)
+    if before is not None and compact(changed) == before:
         return False
+    text = dumps(changed)
     if before is not None and _read_only(path):
         raise StoreError(_read_only_message(path))
     _atomic_write(path, text)

@@ -51,8 +51,9 @@ def check_int(owner: str, name: str, value: object, *, lo: int, hi: int | None =
         raise ValueError(f"strategy {owner!r}: option {name} must be an integer, got {value!r}")
     number = int(value)
     if number < lo or (hi is not None and number > hi):
-        upper = "" if hi is None else f", {hi}"
-        raise ValueError(f"strategy {owner!r}: option {name}={value!r} is outside [{lo}{upper}]")
+        if hi is None:
+            raise ValueError(f"strategy {owner!r}: option {name}={value!r} must be at least {lo}")
+        raise ValueError(f"strategy {owner!r}: option {name}={value!r} is outside [{lo}, {hi}]")
     return number
 
 
@@ -72,14 +73,40 @@ def translate_options(strategy: str, options: Mapping[str, Any]) -> dict[str, An
     return translated
 
 
+_BUDGET_MEANING: Final = {
+    "max_fevals": "a positive whole number of evaluations",
+    "time_limit": "a positive number of seconds",
+}
+
+
+def _check_budget_option(key: str, value: object) -> None:
+    """A ValueError echoing ``key=value`` as the user wrote it when it is no budget (strings are
+    left to the budget parser: ``time_limit="90s"``)."""
+    meaning = _BUDGET_MEANING[key]
+    if value is None:
+        raise ValueError(f"{key}=None: {key} needs a value ({meaning}); leave it out for the default budget")
+    if isinstance(value, str):
+        return
+    number = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    whole = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    good = whole if key == "max_fevals" else number and math.isfinite(float(value))  # type: ignore[arg-type]
+    if not good or float(value) <= 0:  # type: ignore[arg-type]
+        raise ValueError(f"{key}={value!r} is not {meaning}")
+
+
 def budget_from_options(options: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
     """Split Kernel Tuner's budget options off ``options``: (budget value or None, the other options).
 
     ``max_fevals=N`` is ``N`` evaluations, ``time_limit=S`` is ``S`` seconds (``"Ss"``); both together
     stop at whichever comes first (``"N|Ss"``), as in Kernel Tuner. The budget value is parsed by
-    the policy's budget parser afterwards, so a bad value is reported there, naming ``budget``.
+    the policy's budget parser afterwards, so a bad value is reported there, naming ``budget``; a
+    value that is no budget at all (``None``, ``nan``, ``0``) is a ``ValueError`` here, echoing
+    ``key=value`` as written.
     """
     rest = {k: v for k, v in options.items() if k not in BUDGET_OPTIONS}
+    for key in BUDGET_OPTIONS:
+        if key in options:
+            _check_budget_option(key, options[key])
     fevals, seconds = options.get("max_fevals"), options.get("time_limit")
     if fevals is None and seconds is None:
         return None, rest

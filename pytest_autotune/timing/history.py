@@ -147,12 +147,7 @@ class UnreadHistory:
 
 def _positive(value: Any, name: str) -> float:
     """``value`` unchanged (an int stays one, so the JSON reads back the same) when positive and finite."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or value <= 0
-    ):
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
         raise _HistoryDamage(f"{name!r} must hold positive finite numbers, got {show(value)}")
     return value
 
@@ -165,6 +160,13 @@ def _rows(rows: Any, params: list[str], name: str) -> list[tuple[Any, tuple[Any,
     for row in rows:
         if not isinstance(row, list) or len(row) != len(params) + 1:
             raise _HistoryDamage(f"{name!r}: a row must list {len(params) + 1} values, got {show(row)}")
+        plain = all(  # the common case, checked fast: a store may hold thousands of rows
+            v is None or type(v) in (int, str, bool) or (type(v) is float and math.isfinite(v))
+            for v in row[1:]
+        )
+        if plain:
+            out.append((row[0], tuple(row[1:])))
+            continue
         for value in row[1:]:
             why = scalar_problem(value)
             if why is not None:

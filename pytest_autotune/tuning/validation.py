@@ -154,10 +154,16 @@ def _take_budget_options(parsed: dict[str, Any], source: str) -> None:
     """Move Kernel Tuner's ``max_fevals``/``time_limit`` strategy options into ``budget`` (in place)."""
     from pytest_autotune.strategies.options import BUDGET_OPTIONS, budget_from_options
 
-    budget, rest = budget_from_options(parsed["strategy_options"])
+    given_values = {
+        k: parsed["strategy_options"][k] for k in BUDGET_OPTIONS if k in parsed["strategy_options"]
+    }
+    try:
+        budget, rest = budget_from_options(parsed["strategy_options"])
+    except ValueError as exc:  # None, nan, 0: echoed as the user wrote it
+        raise PolicyError(f"{source}: invalid strategy_options: {exc}") from exc
     if budget is None:
         return
-    given = ", ".join(k for k in BUDGET_OPTIONS if k in parsed["strategy_options"])
+    given = ", ".join(given_values)
     if "budget" in parsed:
         raise PolicyError(
             f"{source}: strategy_options {given} and budget= both set the tuning budget; keep budget= only"
@@ -165,9 +171,6 @@ def _take_budget_options(parsed: dict[str, Any], source: str) -> None:
     try:
         parsed["budget"] = parse_budget(budget)
     except (TypeError, ValueError) as exc:
-        given_values = {
-            k: parsed["strategy_options"][k] for k in BUDGET_OPTIONS if k in parsed["strategy_options"]
-        }
         raise invalid_value("strategy_options", source, given_values, exc) from exc
     parsed["strategy_options"] = rest
 

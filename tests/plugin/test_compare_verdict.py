@@ -134,5 +134,5 @@ def test_an_inconclusive_comparison_under_warnings_as_errors_fails_the_test_and_
     assert "INTERNALERROR" not in output
     assert "pytest_autotune/plugin" not in output  # no traceback through the plugin
     result.stdout.fnmatch_lines(
-        ["*AutotuneInconclusiveWarning, an error under the warning filters*", "*LIKELY REGRESSION*"]
+        ["*AutotuneInconclusiveWarning (an error under the warning filters*", "*LIKELY REGRESSION*"]
     )

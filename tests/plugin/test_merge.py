@@ -156,3 +156,57 @@ def test_merge_refuses_a_history_holding_nan_as_a_tuning_write_would(project: py
     assert "nothing was merged" in done.stderr
     assert store.read_bytes() == before
     assert "NaN" not in store.read_text()
+
+
+# -- issue 44: impossible dates, dangling links, times from the future -------------------------------
+@pytest.mark.parametrize("stamp", ["20261399T999999Z", "00000000T000000Z"])
+def test_a_recovery_name_with_an_impossible_date_is_noted_not_a_traceback(
+    project: pytest.Pytester, stamp: str
+) -> None:
+    _, device, entry = _tuned(project)
+    recovery = _recovery(project.path, device, _older(entry), stamp=stamp)
+    done = _merge(project.path, str(recovery))
+    assert "Traceback" not in done.stderr
+    assert done.returncode == 0, done.stderr
+    assert f"({stamp}) is no valid time: ignored" in done.stderr
+    assert f"  kept      {NODE} on {device}: cannot tell which is newer" in done.stdout
+
+
+def test_merge_into_a_dangling_link_to_a_missing_folder_is_refused(project: pytest.Pytester) -> None:
+    _, device, entry = _tuned(project)
+    recovery = _recovery(project.path, device, entry)
+    (project.path / "link.json").symlink_to(project.path / "nowhere" / "autotune.json")
+    done = _merge(project.path, str(recovery), "--into", "link.json")
+    assert done.returncode == 1, done.stdout
+    assert "a symbolic link to" in done.stderr
+    assert "does not exist" in done.stderr
+    assert not (project.path / "nowhere").exists()
+
+
+def test_a_recovery_entry_from_the_future_does_not_replace_a_real_one(project: pytest.Pytester) -> None:
+    store, device, entry = _tuned(project)
+    before = store.read_bytes()
+    future = {**_older(entry), "measured_at": "2099-01-01T00:00:00Z"}
+    done = _merge(project.path, str(_recovery(project.path, device, future)))
+    assert done.returncode == 0, done.stderr
+    assert store.read_bytes() == before
+    assert (
+        f"  kept      {NODE} on {device}: the file's entry is dated 2099-01-01T00:00:00Z, in the future"
+    ) in done.stdout
+    assert "--overwrite takes the file's" in done.stdout
+
+
+def test_a_store_entry_from_the_future_is_named_as_suspect(project: pytest.Pytester) -> None:
+    store, device, entry = _tuned(project)
+    stored = json.loads(store.read_text())
+    stored["devices"][device]["tests"][NODE]["measured_at"] = "2099-01-01T00:00:00Z"
+    store.write_text(json.dumps(stored))
+    newer = {**_older(entry), "measured_at": "2026-06-01T12:00:00Z"}
+    done = _merge(project.path, str(_recovery(project.path, device, newer)))
+    assert done.returncode == 0, done.stderr
+    assert (
+        f"  kept      {NODE} on {device}: the store's entry is dated 2099-01-01T00:00:00Z, in the future"
+        in (done.stdout)
+    )
+    done = _merge(project.path, str(_recovery(project.path, device, newer)), "--overwrite")
+    assert Store.load(store).entry(device, NODE).measured_at == "2026-06-01T12:00:00Z"  # type: ignore[union-attr]

@@ -20,19 +20,40 @@ configs as plain dicts). A plain dict declares exactly what it holds.
   where a strategy such as ``bo`` can find configurations the list never had. ``extra=`` adds
   values per parameter (``extra={"BLOCK_SIZE_K": [128]}``).
 
-``pre_hook``/``post_hook`` of a config are not carried over (a test does that work itself).
+``pre_hook``/``post_hook`` of a config are not carried over (a test does that work itself, e.g.
+zeroing an output before each launch): a config that has one is named in an
+:class:`~pytest_autotune.warning_types.AutotuneWarning`, since a result can depend on it. A kwarg
+named like one of the plugin's fixtures (``torch_device``, ``autotune``, ...) is refused: in a test
+that requests the fixture, ``autotune.config[name]`` and the fixture would be two things of one name.
 Duck-typed: importing this module imports no triton.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from pytest_autotune.space.constraints import Constraint
 from pytest_autotune.space.params import Set
+from pytest_autotune.warning_types import AutotuneWarning
 
-__all__ = ["config_dicts", "from_triton"]
+__all__ = ["PLUGIN_FIXTURES", "config_dicts", "from_triton"]
+
+#: The fixtures the plugin provides; a config kwarg may not take one of their names.
+PLUGIN_FIXTURES: Final = frozenset(
+    {
+        "autotune",
+        "autotune_timer",
+        "autotune_l2_flush",
+        "torch_device",
+        "cl_context",
+        "cl_queue",
+        "cuda_device",
+        "cuda_stream",
+    }
+)
+_HOOKS: Final = ("pre_hook", "post_hook")
 
 #: Launch options of a ``triton.Config`` besides its kwargs, with ``triton.Config``'s defaults.
 _OPTIONS: Final[dict[str, Any]] = {"num_warps": 4, "num_stages": 3, "num_ctas": 1, "maxnreg": None}
@@ -52,6 +73,16 @@ def config_dicts(configs: Iterable[Any]) -> list[dict[str, Any]]:
         if not isinstance(kwargs, Mapping):
             raise TypeError(
                 f"config {position}: a {type(config).__name__}; expected a triton.Config or a dict"
+            )
+        hooks = [hook for hook in _HOOKS if getattr(config, hook, None) is not None]
+        if hooks:
+            shown = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+            warnings.warn(
+                AutotuneWarning(
+                    f"from_triton: config {position} ({shown}) has a {' and a '.join(hooks)}, which is "
+                    "not carried over: call it in the test before (or after) each launch yourself"
+                ),
+                stacklevel=3,
             )
         flat.append(dict(kwargs))
         options.append({option: getattr(config, option, None) for option in _OPTIONS})
@@ -92,6 +123,13 @@ def from_triton(
     if not flat:
         raise ValueError("from_triton: the config list is empty")
     names = list(dict.fromkeys(name for entry in flat for name in entry))
+    clashes = [name for name in names if name in PLUGIN_FIXTURES]
+    if clashes:
+        raise ValueError(
+            f"from_triton: the config keyword {clashes[0]!r} has the name of the plugin's fixture "
+            f"{clashes[0]}; a test requesting the fixture would see two things of one name: rename "
+            "the kernel's argument"
+        )
     missing = [(i, n) for i, entry in enumerate(flat) for n in names if n not in entry]
     if missing:
         position, name = missing[0]

@@ -43,7 +43,6 @@ from __future__ import annotations
 import math
 import os
 import time
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -72,7 +71,7 @@ from pytest_autotune.timing.measure import Stats
 from pytest_autotune.timing.paired import PairedVerdict, blocks_to_decide, hodges_lehmann
 from pytest_autotune.timing.pairs import pair_effects
 from pytest_autotune.timing.stopping import MIN_PAIRS, PROCESS_BIAS, likely_regression
-from pytest_autotune.warning_types import AutotuneInconclusiveWarning, AutotuneRegressionWarning
+from pytest_autotune.warning_types import AutotuneInconclusiveWarning, AutotuneRegressionWarning, warn
 
 if TYPE_CHECKING:
     from pytest_autotune.plugin.modes.item_plan import ItemPlan
@@ -359,15 +358,6 @@ def _how_to_decide(verdict: PairedVerdict, pairs: int, seconds: float) -> str:
     )
 
 
-def _warn(outcome: _Outcome, warning: Warning) -> None:
-    """Give ``warning``; where the warning filters make it an error (``-W error``), fail the test
-    with its message instead, so the comparison's result is kept and nothing escapes the plugin."""
-    try:
-        warnings.warn(warning, stacklevel=3)
-    except type(warning):
-        outcome.failure = f"{warning} ({type(warning).__name__}, an error under the warning filters)"
-
-
 def _judged(
     outcome: _Outcome,
     context: CompareContext,
@@ -422,7 +412,7 @@ def _judged(
         if policy.check == "fail":
             outcome.failure = f"performance regression: {result.message}"
         elif policy.check == "warn":
-            _warn(outcome, AutotuneRegressionWarning(f"{result.nodeid}: {result.message}"))
+            warn(AutotuneRegressionWarning(f"{result.nodeid}: {result.message}"), stacklevel=2)
     elif state == "inconclusive":
         each = ", ".join(percent(pair["ratio"]) for pair in result.compare["pairs"])
         interval = f"{percent(verdict.ratio)} [{percent(verdict.low)}, {percent(verdict.high)}]"
@@ -439,7 +429,7 @@ def _judged(
         if settings.compare_strict:
             outcome.failure = f"{result.message} (--autotune-compare-strict)"
         else:
-            _warn(outcome, AutotuneInconclusiveWarning(f"{result.nodeid}: {result.message}"))
+            warn(AutotuneInconclusiveWarning(f"{result.nodeid}: {result.message}"), stacklevel=2)
     else:
         result.message = f"ratio {verdict.describe()}; {configs}"
     return outcome

@@ -10,11 +10,10 @@ measures it again. The warning points at the user's test (its file and line), no
 
 from __future__ import annotations
 
-import warnings
 from typing import TYPE_CHECKING, Final
 
 from pytest_autotune.plugin.modes.user_warnings import warn_at_test
-from pytest_autotune.warning_types import AutotuneBusyBaselineWarning
+from pytest_autotune.warning_types import AutotuneBusyBaselineWarning, warn
 
 if TYPE_CHECKING:
     import pytest
@@ -53,7 +52,7 @@ def warn_if_busy(
     message = busy_message(nodeid, device, baseline, rule)
     if message is not None:
         if item is None:
-            warnings.warn(AutotuneBusyBaselineWarning(message), stacklevel=2)
+            warn(AutotuneBusyBaselineWarning(message), stacklevel=2)
         else:
             warn_at_test(item, AutotuneBusyBaselineWarning(message))
     return rule.tolerance_for(baseline)

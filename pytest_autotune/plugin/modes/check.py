@@ -19,7 +19,6 @@ drop is a regression too and whose "not judged" is reported beside the verdict.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -44,6 +43,7 @@ from pytest_autotune.warning_types import (
     AutotuneNoMeasurementWarning,
     AutotuneRegressionWarning,
     AutotuneStaleWarning,
+    warn,
 )
 
 if TYPE_CHECKING:
@@ -146,7 +146,7 @@ def check(
     first = run_final(item, autotune, config, repeat=MEASURE_REPEAT)
     stats = first.stats
     if stats is None:
-        warnings.warn(
+        warn(
             AutotuneNoMeasurementWarning(
                 f"{item.nodeid}: the test never called autotune.measure() or autotune.record(); "
                 "its timing is not checked"
@@ -203,7 +203,7 @@ def check(
         message = f"performance regression on {autotune.device}: {parallel.message}; config {config}"
     if policy.check == "fail":
         return judged(CheckReport("regression", config, stats, verdict, message, failure=message))
-    warnings.warn(AutotuneRegressionWarning(f"{item.nodeid}: {message}"), stacklevel=2)
+    warn(AutotuneRegressionWarning(f"{item.nodeid}: {message}"), stacklevel=2)
     return judged(CheckReport("regression", config, stats, verdict, message))
 
 
@@ -266,8 +266,6 @@ def _stale(item: pytest.Item, device: str, committed: Committed, stats: Stats, p
     report = CheckReport("stale", committed.config, stats, message=committed.reason)
     if policy.missing == "fail":
         return replace(report, failure=message)
-    try:
-        warn_at_test(item, AutotuneStaleWarning(f"{item.nodeid}: {message}"))
-    except AutotuneStaleWarning:  # -W error: the warning is the failure, without a traceback
-        return replace(report, failure=message)
+    # under -W error the warning is kept and fails the test once its result is recorded
+    warn_at_test(item, AutotuneStaleWarning(f"{item.nodeid}: {message}"))
     return report

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import warnings
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
@@ -29,7 +28,7 @@ from pytest_autotune.plugin.workers.runner import InProcessTrials
 from pytest_autotune.timing.clock import on_clock
 from pytest_autotune.timing.measure import round_significant
 from pytest_autotune.tuning.worker import WorkerStartError
-from pytest_autotune.warning_types import AutotuneSharedFixtureWarning, AutotuneWarning
+from pytest_autotune.warning_types import AutotuneSharedFixtureWarning, AutotuneWarning, take_escalated, warn
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -39,7 +38,7 @@ if TYPE_CHECKING:
     from pytest_autotune.plugin.session import AutotuneSession
     from pytest_autotune.plugin.workers.parallel import ParallelTrials
     from pytest_autotune.plugin.workers.parent import IsolatedTrials
-    from pytest_autotune.plugin.workers.remote import ClusterTrials
+    from pytest_autotune.plugin.workers.remote import ClusterLink, ClusterTrials
 
     TrialWorkers = IsolatedTrials | ParallelTrials | ClusterTrials
 
@@ -49,6 +48,8 @@ __all__ = ["conclude", "run_item", "shared_function_fixtures"]
 _TRIAL_SAFE_FIXTURES: Final = frozenset({"autotune", "autotune_timer", "benchmark", "request"})
 #: The warnings this session gave once (``--autotune-parallel`` asking for more devices than exist).
 _WARNED: Final = pytest.StashKey[set[str]]()
+#: The run's one connection to the scheduler of ``--autotune-cluster`` (made on first use).
+_CLUSTER: Final = pytest.StashKey["ClusterLink"]()
 
 
 def shared_function_fixtures(item: pytest.Item) -> list[str]:
@@ -147,7 +148,7 @@ def _trial_workers(session: AutotuneSession, item: pytest.Function, plan: ItemPl
         from pytest_autotune.plugin.workers.remote import ClusterTrials
 
         env = _worker_env(session, plan)
-        return ClusterTrials(item, plan.policy, env, session.settings.cluster, repeat=TRIAL_REPEAT)
+        return ClusterTrials(item, plan.policy, env, _cluster_link(session), repeat=TRIAL_REPEAT)
     wanted = session.settings.parallel
     if wanted == 1:
         return IsolatedTrials(item, plan.policy, _worker_env(session, plan))
@@ -170,12 +171,24 @@ def _trial_workers(session: AutotuneSession, item: pytest.Function, plan: ItemPl
     return ParallelTrials(item, plan.policy, envs, repeat=TRIAL_REPEAT)
 
 
+def _cluster_link(session: AutotuneSession) -> ClusterLink:
+    """The run's one connection to the ``--autotune-cluster`` scheduler (closed when pytest ends)."""
+    from pytest_autotune.plugin.workers.remote import ClusterLink
+
+    link = session.config.stash.get(_CLUSTER, None)
+    if link is None:
+        assert session.settings.cluster is not None
+        link = session.config.stash[_CLUSTER] = ClusterLink(session.settings.cluster)
+        session.config.add_cleanup(link.close)
+    return link
+
+
 def _warn_once(session: AutotuneSession, message: str) -> None:
     """Warn with ``message`` once per session."""
     warned = session.config.stash.setdefault(_WARNED, set())
     if message not in warned:
         warned.add(message)
-        warnings.warn(AutotuneWarning(message), stacklevel=3)
+        warn(AutotuneWarning(message), stacklevel=3)
 
 
 def _baseline_meter(
@@ -199,7 +212,7 @@ def _tune(
 ) -> tuple[AutotuneResult, str | None]:
     shared = shared_function_fixtures(item)
     if shared:
-        warnings.warn(
+        warn(
             AutotuneSharedFixtureWarning(
                 f"{item.nodeid}: function-scoped fixture(s) {', '.join(shared)} are set up once and shared "
                 "by every tuning trial; make sure the test body does not depend on their state"
@@ -226,6 +239,13 @@ def _tune(
                     session,
                     f"--autotune-parallel={session.settings.parallel} needs isolated trials (a worker "
                     "process per device); with --autotune-isolate=none the trials run one at a time",
+                )
+            elif session.settings.cluster is not None:
+                _warn_once(
+                    session,
+                    f"--autotune-cluster={session.settings.cluster} needs isolated trials (a worker "
+                    "process on each Dask worker); with --autotune-isolate=none the trials run here, "
+                    "one at a time",
                 )
             with isolated or contextlib.nullcontext():
                 report = tune(
@@ -341,11 +361,15 @@ def run_item(session: AutotuneSession, item: pytest.Function, plan: ItemPlan, au
 
 
 def conclude(item: pytest.Item, result: AutotuneResult, failure: str | None, skip: str | None = None) -> None:
-    """Attach ``result`` to the test's report, then skip it (``skip``) or fail it (``failure``)."""
+    """Attach ``result`` to the test's report, then skip it (``skip``) or fail it (``failure``, and the
+    plugin's warnings that the filters made errors: :func:`~pytest_autotune.warning_types.warn`)."""
     import pytest
 
     item.user_properties.append((PROPERTY, result.to_json()))
-    if skip is not None:
+    escalated = take_escalated()
+    if escalated:
+        failure = "\n".join([*([failure] if failure is not None else []), *escalated])
+    if skip is not None and not escalated:
         pytest.skip(skip)
     if failure is not None:
         pytest.fail(failure, pytrace=False)

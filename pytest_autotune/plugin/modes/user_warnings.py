@@ -8,8 +8,9 @@ test's definition (its file and line as pytest reports them).
 from __future__ import annotations
 
 import os
-import warnings
 from typing import TYPE_CHECKING
+
+from pytest_autotune.warning_types import warn
 
 if TYPE_CHECKING:
     import pytest
@@ -24,5 +25,6 @@ def definition_site(item: pytest.Item) -> tuple[str, int]:
 
 
 def warn_at_test(item: pytest.Item, warning: Warning) -> None:
-    """Issue ``warning`` at the definition of ``item``."""
-    warnings.warn_explicit(warning, None, *definition_site(item))
+    """Issue ``warning`` at the definition of ``item`` (under ``-W error`` kept as the test's
+    failure: :func:`pytest_autotune.warning_types.warn`)."""
+    warn(warning, site=definition_site(item))

@@ -29,7 +29,6 @@ after 20 more trials and a window of 15 took 27 evaluations and reached 0.967, w
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -48,7 +47,7 @@ from pytest_autotune.tuning.abort import (
     as_abort,
 )
 from pytest_autotune.tuning.warm_start import overlap, source_design
-from pytest_autotune.warning_types import AutotuneTransferWarning
+from pytest_autotune.warning_types import AutotuneTransferWarning, warn
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -127,7 +126,7 @@ def _warn_once(stash: pytest.Stash, key: str, message: str) -> None:
     warned = stash.setdefault(_WARNED, set())
     if key not in warned:
         warned.add(key)
-        warnings.warn(AutotuneTransferWarning(message), stacklevel=3)
+        warn(AutotuneTransferWarning(message), stacklevel=3)
 
 
 def _extra_stores(stash: pytest.Stash, store: Store, files: Sequence[Path]) -> list[Store]:

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
 
+from pytest_autotune.input_file import open_output
 from pytest_autotune.plugin.compare.report import configurations, percent
 from pytest_autotune.plugin.report.results import AutotuneResult
 from pytest_autotune.plugin.report.summary_table import judged_medians
@@ -207,5 +208,5 @@ def write_markdown(path: Path, results: list[AutotuneResult], failures: Iterable
     text = markdown_report(results, notes=_compare_notes(results), failures=failures)
     path.parent.mkdir(parents=True, exist_ok=True)
     existing = path.exists() and path.stat().st_size > 0
-    with open(path, "a", encoding="utf-8") as handle:
+    with open_output(path, append=True) as handle:
         handle.write(("\n" if existing else "") + text)

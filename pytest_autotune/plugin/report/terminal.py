@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_autotune.input_file import open_output
 from pytest_autotune.plugin.compare.report import json_detail, json_fields, write_compare_section
 from pytest_autotune.plugin.report.results import AutotuneResult
 from pytest_autotune.plugin.report.summary_table import (
@@ -27,6 +28,7 @@ from pytest_autotune.plugin.report.summary_table import (
     tuned_lines,
 )
 from pytest_autotune.plugin.report.summary_text import format_value
+from pytest_autotune.store.document import printable
 
 if TYPE_CHECKING:
     import pytest
@@ -35,6 +37,9 @@ if TYPE_CHECKING:
     from pytest_autotune.plugin.session import AutotuneSession
 
 __all__ = ["export_json", "header_lines", "isolation_note", "pruned_note", "time_fields", "write_summary"]
+
+#: Unused entries listed by name without ``-v`` (a store of thousands would flood the terminal).
+UNUSED_LISTED = 10
 
 _FIXES = {
     "faster": "faster than baseline (refresh: pytest --autotune-update-baseline)",
@@ -182,8 +187,14 @@ def _device_section(
                 tr.write_line(_state_line(result))
     if unused:
         tr.write_line(f"unused entries (remove: pytest --autotune-prune): {len(unused)}")
-        for nodeid in unused:
-            tr.write_line(f"  {nodeid}")
+        listed = unused if tr.config.get_verbosity() > 0 else unused[:UNUSED_LISTED]
+        for nodeid in listed:  # ids read from the store: escaped (a file anyone may have edited)
+            tr.write_line(f"  {printable(nodeid)}")
+        if len(listed) < len(unused):
+            tr.write_line(
+                f"  ... and {len(unused) - len(listed)} more (pytest -v lists them all; "
+                "python -m pytest_autotune show lists the store)"
+            )
 
 
 def _regressions_section(tr: pytest.TerminalReporter, results: list[AutotuneResult]) -> None:
@@ -359,4 +370,5 @@ def export_json(path: Path, results: list[AutotuneResult], commit: dict[str, Any
         "version": __version__,
     }
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    with open_output(path) as handle:
+        handle.write(json.dumps(document, indent=2, sort_keys=True) + "\n")

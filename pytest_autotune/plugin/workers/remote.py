@@ -21,6 +21,7 @@ from pytest_autotune.plugin.workers.launch import WorkerRecipe, worker_recipe
 from pytest_autotune.plugin.workers.parent import IsolatedTrials
 from pytest_autotune.plugin.workers.protocol import ENV_VAR
 from pytest_autotune.plugin.workers.runner import BodyRun
+from pytest_autotune.tuning.worker import WorkerStartError
 
 if TYPE_CHECKING:
     import pytest
@@ -79,6 +80,40 @@ def lost_trial(config: dict[str, Any], detail: str) -> BodyRun:
     return BodyRun(dict(config), (), "runtime", detail)
 
 
+class ClusterLink:
+    """The one connection of a pytest run to the scheduler of ``--autotune-cluster``.
+
+    Made on the first tuned test that needs it, then shared by every test; a failure is remembered,
+    so fifty tests cost one bounded attempt (:func:`pytest_autotune.tuning.parallel.dask.connect`),
+    not fifty, and each fails at once with the same message.
+    """
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self._client: Any = None
+        self._failure: str | None = None
+
+    def client(self) -> Any:
+        """The ``distributed.Client``; raises :class:`WorkerStartError` saying why there is none."""
+        if self._failure is not None:
+            raise WorkerStartError(f"{self._failure} (not tried again in this run)")
+        if self._client is None:
+            from pytest_autotune.tuning.parallel.dask import ClusterUnreachable, connect
+
+            try:
+                self._client = connect(self.address)
+            except ClusterUnreachable as exc:
+                self._failure = f"--autotune-cluster: {exc}"
+                raise WorkerStartError(self._failure) from None
+        return self._client
+
+    def close(self) -> None:
+        """Close the connection, if one was made."""
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+
 class ClusterTrials:
     """``--autotune-cluster``: the search's trials on a Dask cluster's devices, the rest here.
 
@@ -89,10 +124,11 @@ class ClusterTrials:
     """
 
     def __init__(
-        self, item: pytest.Function, policy: Policy, env: dict[str, str], address: str, *, repeat: int
+        self, item: pytest.Function, policy: Policy, env: dict[str, str], link: ClusterLink, *, repeat: int
     ) -> None:
         from pytest_autotune.tuning.parallel.dask import DaskExecutor
 
+        client = link.client()  # raises WorkerStartError, at once after a first failure
         self.local = IsolatedTrials(item, policy, env)
         factory = RemoteTrials(
             worker_recipe(item),
@@ -101,7 +137,7 @@ class ClusterTrials:
             policy.worker_memory,
             env.get("PYTEST_AUTOTUNE_CACHE"),
         )
-        self.executor: DaskExecutor[BodyRun] = DaskExecutor(address, factory, lost_trial)
+        self.executor: DaskExecutor[BodyRun] = DaskExecutor(client, factory, lost_trial)
 
     def __call__(self, config: dict[str, Any], repeat: int) -> BodyRun:
         """One run on the test's own device (the finalists' re-measurements)."""

@@ -40,6 +40,13 @@ torch without touching it; its scheduler and workers are ordinary processes that
 daemons; on this job it took longer to start and held more memory while idle. The measurements, and
 the benchmark that made them (``python -m benchmarks cluster-costs``), are in the notes of issue 37.
 
+Connecting is bounded (:func:`connect`): an address is checked when options are read
+(:func:`check_address`); an unreachable scheduler costs one attempt of :data:`CONNECT_TIMEOUT`
+seconds, not Dask's minute of retries; and before Dask's client speaks to a ``tcp://`` address, a
+plain socket listens for the greeting a Dask scheduler sends at once (its handshake frame): a
+service that stays silent, or answers with something that is not such a frame, is refused by name,
+instead of Dask reading its bytes as a frame length and asking for exbibytes of memory.
+
 Dask is an optional extra (``pip install "pytest-autotune[dask]"``): ``distributed`` is imported
 only when an executor is made, never by a plain ``pytest`` run.
 """
@@ -47,19 +54,131 @@ only when an executor is made, never by a plain ``pytest`` run.
 from __future__ import annotations
 
 import contextlib
+import re
+import socket
+import struct
 import threading
+import time
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Generic, TypeVar
 
 from pytest_autotune.tuning.parallel.executor import Finished, SlotRunner
 
-__all__ = ["RESOURCE", "DaskExecutor", "cluster_slots"]
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "RESOURCE",
+    "ClusterUnreachable",
+    "DaskExecutor",
+    "check_address",
+    "cluster_slots",
+    "connect",
+]
 
 #: The resource each Dask worker advertises, one unit per device it holds.
 RESOURCE: Final = "autotune-device"
 
 R = TypeVar("R")
+
+#: Seconds one attempt to reach the scheduler may take (the socket's connect, its greeting, Dask's).
+CONNECT_TIMEOUT: Final = 10.0
+#: The schemes an address may carry (none means ``tcp://``).
+_SCHEMES: Final = ("tcp", "tls", "ucx", "inproc")
+_HOST_PORT: Final = re.compile(
+    r"(?:\[(?P<ip6>[0-9A-Fa-f:.]+)\]|(?P<host>[A-Za-z0-9_.-]+))(?::(?P<port>[0-9]{1,5}))?"
+)
+#: The largest first frame header a Dask greeting has (its total length, little-endian): a few dozen bytes.
+_GREETING_MAX: Final = 1 << 16
+
+
+class ClusterUnreachable(ConnectionError):
+    """The scheduler at an address could not be reached, or what answered there is no Dask scheduler."""
+
+
+def check_address(text: str) -> str:
+    """``text`` (a scheduler address: ``tcp://host:port``, ``host:port``, ``[::1]:8786``, ...) stripped;
+    raises ``ValueError`` saying what is wrong with it. Nothing is contacted."""
+    address = text.strip()
+    if not address:
+        raise ValueError("an empty value names no scheduler; give its address, e.g. tcp://10.0.0.10:8786")
+    scheme, sep, rest = address.rpartition("://")
+    if sep and scheme not in _SCHEMES:
+        raise ValueError(f"{text!r}: unknown scheme {scheme!r}://; expected one of {', '.join(_SCHEMES)}")
+    if scheme == "inproc":
+        return address
+    match = _HOST_PORT.fullmatch(rest)
+    if match is None:
+        raise ValueError(
+            f"{text!r} is not a scheduler address; expected tcp://HOST:PORT, e.g. tcp://10.0.0.10:8786"
+        )
+    port = match.group("port")
+    if port is not None and not 0 < int(port) < 65536:
+        raise ValueError(f"{text!r}: port {port} is outside 1..65535")
+    return address
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    """(host, port) of a plain TCP address (None for another scheme); Dask's default port 8786."""
+    scheme, sep, rest = address.rpartition("://")
+    if sep and scheme != "tcp":
+        return None
+    match = _HOST_PORT.fullmatch(rest)
+    assert match is not None  # checked by check_address
+    return match.group("ip6") or match.group("host"), int(match.group("port") or 8786)
+
+
+def _read_greeting(address: str, host: str, port: int, timeout: float) -> None:
+    """Connect a plain socket to ``host:port`` and read the first frame header a Dask scheduler sends
+    on its own; raises :class:`ClusterUnreachable` when nothing, or no such header, comes in ``timeout``."""
+    deadline = time.monotonic() + timeout
+    try:
+        sock = socket.create_connection((host, port), timeout=timeout)
+    except OSError as exc:
+        why = "no answer" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
+        raise ClusterUnreachable(
+            f"cannot reach the Dask scheduler at {address}: {why} (tried once, for at most {timeout:g} s)"
+        ) from None
+    header, closed = b"", False
+    with sock:
+        try:
+            while len(header) < 8:
+                sock.settimeout(max(deadline - time.monotonic(), 0.001))
+                chunk = sock.recv(8 - len(header))
+                closed = not chunk
+                if closed:
+                    break
+                header += chunk
+        except OSError:  # the deadline passed (or the peer reset the connection)
+            closed = time.monotonic() < deadline
+    if len(header) < 8:
+        said = "closed the connection" if closed else f"sent no greeting in {timeout:g} s"
+        raise ClusterUnreachable(
+            f"{address}: the service there {said}; it is not a Dask scheduler "
+            "(a scheduler greets a client at once)"
+        )
+    (length,) = struct.unpack("<Q", header)
+    if not 0 < length < _GREETING_MAX:
+        raise ClusterUnreachable(
+            f"{address}: the service there is not a Dask scheduler "
+            f"(its first bytes {header!r} are no Dask frame)"
+        )
+
+
+def connect(address: str, timeout: float = CONNECT_TIMEOUT) -> Any:
+    """A ``distributed.Client`` of the scheduler at ``address`` (checked by :func:`check_address`),
+    after at most one bounded attempt (module docstring); raises :class:`ClusterUnreachable`."""
+    endpoint = _host_port(address)
+    if endpoint is not None:
+        _read_greeting(address, *endpoint, timeout)
+    from distributed import Client
+
+    try:
+        return Client(address, timeout=timeout)  # type: ignore[no-untyped-call]
+    except Exception as exc:  # Dask's own failures: OSError, TimeoutError, a MemoryError on garbage
+        raise ClusterUnreachable(
+            f"cannot connect to the Dask scheduler at {address} ({type(exc).__name__}: {str(exc)[:200]})"
+        ) from exc
+
 
 # -- the Dask worker's side ------------------------------------------------------------------------
 #: The persistent runners of this Dask worker process, by tuning run (job id).
