@@ -125,7 +125,7 @@ def test_a_dry_run_of_the_cuda_section_builds_and_tunes_without_a_gpu(tmp_path: 
     assert "DRY RUN" in text
     gemm = next(line for line in text.splitlines() if line.startswith("| gemm |"))
     cells = [cell.strip() for cell in gemm.strip("|").split("|")]
-    assert int(cells[4]) == 6  # evaluations
+    assert 0 < int(cells[4]) <= 6  # evaluations: the budget, or fewer once bo converged (issue 47)
     assert int(cells[5]) > 0  # blocks beyond 1024 threads pruned by the H100's limits
 
 

@@ -35,7 +35,7 @@ def test_t(autotune, n):
     [
         ("--autotune-strategy=genetic:population=abc", "option population must be an integer, got 'abc'"),
         ("--autotune-strategy=random:bogus=1", "strategy 'random': unknown option(s) bogus"),
-        ("--autotune-strategy=anneal:cycle=0", "option cycle=0 is outside"),
+        ("--autotune-strategy=anneal:cycle=0", "option cycle=0 must be at least 1"),
         ("--autotune-tolerance=10", "'10' has no unit; write a percentage (median:10%)"),
         ("--autotune-tolerance=median:0.5", "'0.5' has no unit"),
         ("--autotune-json=/proc/nope/x.json", "--autotune-json: cannot write /proc/nope/x.json"),
@@ -113,7 +113,7 @@ def test_bad_strategy_options_on_a_test_fail_at_collection_naming_it(project: py
     marked = project.runpytest("--autotune", "test_m.py")
     marked.assert_outcomes(errors=1)
     marked.stdout.fnmatch_lines(
-        ["*@pytest.mark.autotune on test_m.py::test_marked: invalid strategy=*cycle=0 is outside*"]
+        ["*@pytest.mark.autotune on test_m.py::test_marked: invalid strategy=*cycle=0 must be at least 1*"]
     )
     assert not (project.path / "autotune.json").exists()
 

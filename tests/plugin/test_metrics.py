@@ -52,7 +52,10 @@ def test_metrics_are_shown_stored_and_exported_while_the_time_stays_the_objectiv
     checked = project.runpytest("--autotune-json=checked.json")
     checked.assert_outcomes(passed=1)
     checked.stdout.fnmatch_lines(
-        ["checked 1: 1 passed", "  test_k.py::test_rate  100us  100us * passed  GFLOP/s=20, work-items=192"]
+        [
+            "checked 1: 1 passed",
+            "  test_k.py::test_rate  cpu  *100us  100us * passed  GFLOP/s=20, work-items=192",
+        ]
     )
     extra = json.loads((project.path / "checked.json").read_text())["benchmarks"][0]["extra_info"]
     assert extra["GFLOP/s"] == 20.0
