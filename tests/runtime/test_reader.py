@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -65,7 +66,12 @@ def test_nearest_key_by_log_ratio(tmp_path: Path) -> None:
     nearest = tuned.choose("matmul", device=H100, key={"M": 1500, "N": 1500})
     assert (nearest.config["BLOCK"], nearest.size_match) == (64, "nearest")
     assert dict(nearest.key or {}) == {"M": 1024, "N": 1024}
-    assert "nearest key" in nearest.reason
+    assert nearest.distance == pytest.approx(2 * math.log2(1500 / 1024))
+    assert (
+        "the nearest key {'M': 1024, 'N': 1024}, 1.10 doublings from {'M': 1500, 'N': 1500}" in nearest.reason
+    )
+    exact = tuned.choose("matmul", device=H100, key={"M": 1024, "N": 1024})
+    assert (exact.distance, dict(exact.asked or {})) == (0.0, {"M": 1024, "N": 1024})
     # far below every key: the smallest
     assert tuned.choose("matmul", device=H100, key={"M": 8, "N": 8}).config["BLOCK"] == 32
 
@@ -168,14 +174,16 @@ def test_an_entry_of_another_kernel_under_the_same_name(tmp_path: Path) -> None:
             }
         },
     )
-    with pytest.raises(TunedConfigError, match=r"entry 't.py::b\[2\]'.*another kernel"):
+    with pytest.raises(TunedConfigError, match=r"entry 't.py::b\[2\]'.*another kernel") as info:
         TunedConfigs.read(path).choose("matmul", device=H100, key={"M": 1})
+    assert str(info.value).startswith(f"{path}: ")
 
 
 def test_a_key_of_the_wrong_kind(tmp_path: Path) -> None:
     tuned = sizes_store(tmp_path)
-    with pytest.raises(TunedConfigError, match=r"key 'M' is '1024' \(a string\).*hold a number"):
+    with pytest.raises(TunedConfigError, match=r"key 'M' is '1024' \(a string\).*hold a number") as info:
         tuned.choose("matmul", device=H100, key={"M": "1024", "N": 1024})
+    assert str(info.value).startswith(f"{tuned.path}: kernel 'matmul': ")
     with pytest.raises(TunedConfigError, match=r"keyed by \['M', 'N'\]"):
         tuned.choose("matmul", device=H100, key={"M": 1024})
     path = write_store(
@@ -192,8 +200,9 @@ def test_a_configuration_outside_the_declared_space(tmp_path: Path) -> None:
     assert (
         tuned.choose("matmul", device=H100, key={"M": 1024, "N": 1024}, space=allowed).config["BLOCK"] == 64
     )
-    with pytest.raises(TunedConfigError, match=r"test_mm\[4096\].*no longer fits the declared space"):
+    with pytest.raises(TunedConfigError, match=r"test_mm\[4096\].*no longer fits the declared space") as info:
         tuned.choose("matmul", device=H100, key={"M": 4096, "N": 4096}, space=allowed)
+    assert str(info.value).startswith(f"{tuned.path}: entry 't.py::test_mm[4096]' of device '{H100}'")
     with pytest.raises(
         TunedConfigError, match=r"parameters \['BLOCK'\], the declared space \['BLOCK', 'W'\]"
     ):
