@@ -266,7 +266,9 @@ class TunedConfigs:
         space: Allowed,
     ) -> Choice:
         if default is None:
-            held = ", ".join(sorted({f.device.key for f in self._kernel(kernel).found})) or "none"
+            if not self._kernel(kernel).found:
+                self.entries(kernel)  # raises, with the kernel names the file holds
+            held = ", ".join(sorted({f.device.key for f in self._kernel(kernel).found}))
             raise TunedConfigError(
                 f"{self.path}: no entry of kernel {kernel!r} fits device {wanted.key!r}"
                 f"{'' if key is None else f' and key {dict(key)}'} (devices with entries: {held}), "

@@ -84,8 +84,20 @@ def test_device_fallbacks_architecture_then_vendor_then_default(tmp_path: Path) 
     assert vendor.device_match == "vendor"
     other = tuned.choose("matmul", device=POCL, key={"M": 256, "N": 256}, default={"BLOCK": 16})
     assert (other.device_match, other.size_match, dict(other.config)) == ("default", "default", {"BLOCK": 16})
-    with pytest.raises(TunedConfigError, match=r"no entry of kernel 'matmul' fits device .*no default"):
+    with pytest.raises(
+        TunedConfigError, match=rf"no entry of kernel 'matmul' fits device .*devices with entries: {H100}\)"
+    ):
         tuned.choose("matmul", device=POCL, key={"M": 256, "N": 256})
+
+
+def test_a_kernel_name_the_file_does_not_hold_lists_those_it_does(tmp_path: Path) -> None:
+    tuned = sizes_store(tmp_path)
+    with pytest.raises(
+        TunedConfigError, match=r"no entry of kernel 'matmull' \(kernel names in the file: matmul;"
+    ):
+        tuned.choose("matmull", device=H100, key={"M": 256, "N": 256})
+    fallback = tuned.choose("matmull", device=H100, key={"M": 256, "N": 256}, default={"BLOCK": 8})
+    assert (fallback.size_match, dict(fallback.config)) == ("default", {"BLOCK": 8})
 
 
 def test_exact_device_beats_a_closer_size_elsewhere(tmp_path: Path) -> None:
@@ -143,17 +155,27 @@ def test_load_reads_a_path_once(tmp_path: Path) -> None:
         (None, "no such store file"),
         ("{not json", "not valid JSON"),
         ('{"schema_version": 1, "devices": []}', "'devices' must be an object"),
+        ("", "is empty"),
+        ('\ufeff{"schema_version": 1, "devices": {}}', "starts with a byte order mark"),
+        ('{"schema_version": 1, "devices": {}, "devices": {}}', "the key 'devices' appears twice"),
+        ('{"schema_version": 99, "devices": {}}', "written by a newer pytest-autotune"),
     ],
 )
 def test_missing_or_damaged_file_names_it(tmp_path: Path, text: str | None, match: str) -> None:
     path = tmp_path / "autotune.json"
     if text is not None:
-        path.write_text(text)
+        path.write_text(text, encoding="utf-8")
     with pytest.raises(TunedConfigError, match=match) as info:
         runtime.load(path)
-    assert str(path) in str(info.value)
+    assert str(info.value).startswith(f"{path}: ")
     if text is not None:
-        assert path.read_text() == text  # nothing written
+        assert path.read_text(encoding="utf-8") == text  # nothing written
+
+
+def test_a_directory_in_place_of_the_file(tmp_path: Path) -> None:
+    (tmp_path / "autotune.json").mkdir()
+    with pytest.raises(TunedConfigError, match="is a directory, not a regular file"):
+        runtime.load(tmp_path / "autotune.json")
 
 
 def test_damaged_entry_of_the_kernel_names_the_entry(tmp_path: Path) -> None:
