@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 cl = pytest.importorskip("pyopencl")
@@ -69,7 +70,7 @@ def test_the_application_launches_the_nearest_tuned_size(device, tmp_path: Path)
     }
     store = tmp_path / "autotune.json"
     store.write_text(json.dumps({"schema_version": 1, "devices": {key: {"info": {}, "tests": tests}}}))
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTEST_AUTOTUNE_CAPTURE": str(tmp_path / "captures")}
     done = subprocess.run(
         [sys.executable, "-m", "example_kernels.apps.saxpy_app", "303104", "--store", str(store)],
         capture_output=True,
@@ -84,6 +85,14 @@ def test_the_application_launches_the_nearest_tuned_size(device, tmp_path: Path)
     assert shown["config"] == configs[262144]  # 303104 is 0.21 doublings from 262144
     assert (shown["key"], shown["device_match"], shown["size_match"]) == ({"N": 262144}, "exact", "nearest")
     assert "the nearest key {'N': 262144}" in done.stderr
+    # and it captured its inputs for N = 303104, as a test would load them
+    from example_kernels.saxpy_sizes import A, inputs
+
+    captured = runtime.load_capture(tmp_path / "captures", "saxpy", {"N": 303104})
+    x, y = inputs(303104)
+    assert captured["a"] == A
+    np.testing.assert_array_equal(captured["x"], x)
+    np.testing.assert_array_equal(captured["y"], y)
 
 
 FAKE_TIMER = """
