@@ -4,7 +4,8 @@
 ``N`` floats on the first OpenCL device (or the one ``PYOPENCL_CTX`` names) with the stored
 configuration of kernel ``"saxpy"`` for this device and the nearest tuned ``N``
 (``example_kernels/test_saxpy_sizes.py`` tunes it), checks the result, and prints which entry it
-launched and why. No pytest: the source, the parameters and the launch sizes come from the kernel
+launched and why (with ``PYTEST_AUTOTUNE_CAPTURE=DIR`` it saves its inputs first, see
+``runtime.capture``). No pytest: the source, the parameters and the launch sizes come from the kernel
 module the test imports too, the defines are written as the test writes them (``runtime.build``).
 """
 
@@ -41,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     saxpy = runtime.build(ctx, KERNEL, choice.config)
     x, y = inputs(args.n)
+    # with PYTEST_AUTOTUNE_CAPTURE=DIR: this launch's inputs, once per N, for a test to tune on
+    runtime.capture("saxpy", {"N": args.n}, {"a": A, "x": x, "y": y})
     mf = cl.mem_flags
     x_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x)
     y_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=y)

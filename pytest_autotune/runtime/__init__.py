@@ -14,7 +14,9 @@ pytest::
 Beside the reader, imported on first use: :func:`~pytest_autotune.runtime.triton.tuned` (a
 decorator in place of ``triton.autotune``), :func:`~pytest_autotune.runtime.programs.build` (an OpenCL
 or CUDA source built with a configuration, as the test builds it) and
-:func:`~pytest_autotune.runtime.programs.launch_sizes` (its global and local sizes).
+:func:`~pytest_autotune.runtime.programs.launch_sizes` (its global and local sizes), and
+:func:`~pytest_autotune.runtime.captures.capture` with :func:`~pytest_autotune.runtime.captures.load_capture`
+(one launch's inputs per key saved under ``$PYTEST_AUTOTUNE_CAPTURE``, for a test to tune on).
 ``python -m pytest_autotune export`` writes a C header or a minimal store for applications that do
 not run Python.
 
@@ -32,6 +34,7 @@ from pytest_autotune.runtime.reader import Choice, TunedConfigError, TunedConfig
 from pytest_autotune.runtime.sizes import distance
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers: loaded by __getattr__
+    from pytest_autotune.runtime.captures import capture, captured_keys, load_capture
     from pytest_autotune.runtime.programs import build, launch_sizes
     from pytest_autotune.runtime.triton import tuned
 
@@ -41,9 +44,12 @@ __all__ = [
     "TunedConfigError",
     "TunedConfigs",
     "build",
+    "capture",
+    "captured_keys",
     "distance",
     "launch_sizes",
     "load",
+    "load_capture",
     "match_level",
     "opencl_device",
     "torch_device",
@@ -51,7 +57,14 @@ __all__ = [
 ]
 
 #: Helpers imported when first used (they import a device library, or numpy for the geometry).
-_LAZY = {"build": "programs", "launch_sizes": "programs", "tuned": "triton"}
+_LAZY = {
+    "build": "programs",
+    "capture": "captures",
+    "captured_keys": "captures",
+    "launch_sizes": "programs",
+    "load_capture": "captures",
+    "tuned": "triton",
+}
 
 
 def __getattr__(name: str) -> Any:

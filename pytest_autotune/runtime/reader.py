@@ -41,9 +41,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from pytest_autotune.entry import DamagedEntryError, StoreEntry
+from pytest_autotune.runtime.choice import Choice, SizeMatch
 from pytest_autotune.runtime.devices import DEVICE_LEVELS, DeviceId, DeviceLevel, match_level
 from pytest_autotune.runtime.sizes import distance, magnitude, scalar_kind
 from pytest_autotune.store.document import StoreError, entry_where, read_document
@@ -51,10 +52,6 @@ from pytest_autotune.store.document import StoreError, entry_where, read_documen
 __all__ = ["Choice", "TunedConfigError", "TunedConfigs", "load"]
 
 LOGGER = logging.getLogger("pytest_autotune.runtime")
-
-#: Where the configuration came from: the size matched ``exact``ly, the ``nearest`` one, the kernel
-#: has no key (``unkeyed``), or nothing matched (``default``).
-SizeMatch = Literal["exact", "nearest", "unkeyed", "default"]
 
 
 class TunedConfigError(ValueError):
@@ -76,42 +73,6 @@ class SpaceLike(Protocol):
 #: What a stored configuration must fit: a declared space, allowed values by name, or a list of
 #: allowed configurations; None: anything.
 Allowed = SpaceLike | Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
-
-
-@dataclass(frozen=True)
-class Choice:
-    """The configuration to launch and where it came from.
-
-    ``device`` and ``entry`` (test id) name the stored entry used, ``key`` its problem-size key
-    (None when the kernel has none); all three are None when ``size_match`` is ``"default"``.
-    ``device_match`` is ``"exact"``, ``"architecture"``, ``"vendor"`` or ``"default"``.
-    """
-
-    config: Mapping[str, Any]
-    kernel: str
-    device_match: DeviceLevel | Literal["default"]
-    size_match: SizeMatch
-    device: str | None = None
-    entry: str | None = None
-    key: Mapping[str, Any] | None = None
-    where: str = "the declared default"
-
-    @property
-    def reason(self) -> str:
-        """Why this configuration, in words (what the fallback log says)."""
-        if self.size_match == "default":
-            return f"kernel {self.kernel!r}: no stored entry fits; the declared default"
-        device = {
-            "exact": "this device",
-            "architecture": "the same architecture",
-            "vendor": "the same vendor and kind",
-        }.get(self.device_match, "")
-        size = {
-            "exact": f"the same key {dict(self.key or {})}",
-            "nearest": f"the nearest key {dict(self.key or {})}",
-            "unkeyed": "no key",
-        }[self.size_match]
-        return f"kernel {self.kernel!r}: {self.where} ({device}, {size})"
 
 
 @dataclass(frozen=True)
@@ -259,6 +220,7 @@ class TunedConfigs:
                 ranked.setdefault(level, []).append(found)
         for level in DEVICE_LEVELS:
             candidates = ranked.get(level, [])
+            gap: float | None = None  # the distance of the chosen key from the asked one
             if key is not None:
                 scored = [(distance(key, f.entry.key or {}), f) for f in candidates]
                 scored = [(d, f) for d, f in scored if d != float("inf")]
@@ -268,6 +230,7 @@ class TunedConfigs:
                     scored, key=lambda s: (s[0], -magnitude(s[1].entry.key or {}), s[1].device.key)
                 )
                 size: SizeMatch = "exact" if best_distance == 0 else "nearest"
+                gap = best_distance
             elif candidates:
                 best, size = min(candidates, key=lambda f: f.device.key), "unkeyed"
             else:
@@ -282,6 +245,8 @@ class TunedConfigs:
                 best.nodeid,
                 None if best.entry.key is None else MappingProxyType(dict(best.entry.key)),
                 best.where,
+                None if key is None else MappingProxyType(dict(key)),
+                gap,
             )
             if level != "exact":
                 text = f"{choice.reason}, asked for device {wanted.key!r}"
@@ -301,7 +266,9 @@ class TunedConfigs:
         space: Allowed,
     ) -> Choice:
         if default is None:
-            held = ", ".join(sorted({f.device.key for f in self._kernel(kernel).found})) or "none"
+            if not self._kernel(kernel).found:
+                self.entries(kernel)  # raises, with the kernel names the file holds
+            held = ", ".join(sorted({f.device.key for f in self._kernel(kernel).found}))
             raise TunedConfigError(
                 f"{self.path}: no entry of kernel {kernel!r} fits device {wanted.key!r}"
                 f"{'' if key is None else f' and key {dict(key)}'} (devices with entries: {held}), "

@@ -25,7 +25,8 @@ for (this device and this key): it times every declared config on the launch's o
 (``triton.testing.do_bench``, or the ``bench=`` callable) and keeps the fastest for the rest of the
 process; as with ``triton.autotune`` (without ``reset_to_zero``/``restore_value``), the kernel then
 runs several times on those arguments. Nothing is written to the store: ``pytest --autotune``
-remains its one writer.
+remains its one writer. With ``PYTEST_AUTOTUNE_CAPTURE=DIR``, each key's first launch saves its
+arguments first (:mod:`~pytest_autotune.runtime.captures`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pytest_autotune.runtime.captures import CAPTURE_ENV, capture
 from pytest_autotune.runtime.devices import DeviceId, torch_device
 from pytest_autotune.runtime.reader import LOGGER, TunedConfigError, load
 
@@ -107,6 +109,9 @@ class TunedKernel:
         if self.device is None:
             self.device = torch_device()
         key = dict(zip(self.key, values, strict=True))
+        if os.environ.get(CAPTURE_ENV):  # this key's first launch: its inputs, to tune on later
+            named = dict(zip(getattr(self.fn, "arg_names", ()), args, strict=False))  # the rest by name
+            capture(self.kernel, key, {**named, **kwargs})
         choice = load(self.store).choose(
             self.kernel, device=self.device, key=key, default=self.default, space=self.configs
         )

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 cl = pytest.importorskip("pyopencl")
@@ -69,7 +70,7 @@ def test_the_application_launches_the_nearest_tuned_size(device, tmp_path: Path)
     }
     store = tmp_path / "autotune.json"
     store.write_text(json.dumps({"schema_version": 1, "devices": {key: {"info": {}, "tests": tests}}}))
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTEST_AUTOTUNE_CAPTURE": str(tmp_path / "captures")}
     done = subprocess.run(
         [sys.executable, "-m", "example_kernels.apps.saxpy_app", "303104", "--store", str(store)],
         capture_output=True,
@@ -84,3 +85,59 @@ def test_the_application_launches_the_nearest_tuned_size(device, tmp_path: Path)
     assert shown["config"] == configs[262144]  # 303104 is 0.21 doublings from 262144
     assert (shown["key"], shown["device_match"], shown["size_match"]) == ({"N": 262144}, "exact", "nearest")
     assert "the nearest key {'N': 262144}" in done.stderr
+    # and it captured its inputs for N = 303104, as a test would load them
+    from example_kernels.saxpy_sizes import A, inputs
+
+    captured = runtime.load_capture(tmp_path / "captures", "saxpy", {"N": 303104})
+    x, y = inputs(303104)
+    assert captured["a"] == A
+    np.testing.assert_array_equal(captured["x"], x)
+    np.testing.assert_array_equal(captured["y"], y)
+
+
+FAKE_TIMER = """
+import pytest
+
+from pytest_autotune.testing import FakeTimer, bowl
+
+
+@pytest.fixture
+def autotune_timer():
+    return FakeTimer(bowl)
+"""
+
+
+def test_tuned_by_pytest_then_launched_by_the_application(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The issue's demo in small: tune the example over its 3 sizes, run the application for a 4th."""
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    source = (ROOT / "example_kernels" / "test_saxpy_sizes.py").read_text()
+    assert "budget=16," in source
+    # 2 trials per size instead of 16: what is checked here is where each entry goes, not its quality
+    (pytester.path / "test_saxpy_sizes.py").write_text(source.replace("budget=16,", "budget=2,"))
+    pytester.makeconftest(FAKE_TIMER)  # the kernel runs and is checked; its time is made up
+    tuned = pytester.runpytest_subprocess("--autotune", "--autotune-isolate=none", "-p", "no:cacheprovider")
+    tuned.assert_outcomes(passed=3)
+    store = pytester.path / "autotune.json"
+    ((device_key, device),) = json.loads(store.read_text())["devices"].items()
+    stored = {nodeid: entry["config"] for nodeid, entry in device["tests"].items()}
+    nearest = "test_saxpy_sizes.py::test_saxpy_sizes[262144]"
+    assert set(stored) == {f"test_saxpy_sizes.py::test_saxpy_sizes[{n}]" for n in (65536, 262144, 1048576)}
+    done = subprocess.run(
+        [sys.executable, "-m", "example_kernels.apps.saxpy_app", "303104", "--store", str(store)],
+        capture_output=True,
+        text=True,
+        cwd=pytester.path,
+        check=False,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(done.stdout.splitlines()[0])
+    assert (shown["entry"], shown["config"], shown["size_match"]) == (nearest, stored[nearest], "nearest")
+    logged = [line for line in done.stderr.splitlines() if "pytest_autotune.runtime" in line]
+    assert logged == [
+        f"INFO pytest_autotune.runtime: kernel 'saxpy': {store}: entry '{nearest}' of device "
+        f"{device_key!r} (this device, the nearest key {{'N': 262144}}, 0.21 doublings "
+        "from {'N': 303104})"
+    ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -65,7 +66,12 @@ def test_nearest_key_by_log_ratio(tmp_path: Path) -> None:
     nearest = tuned.choose("matmul", device=H100, key={"M": 1500, "N": 1500})
     assert (nearest.config["BLOCK"], nearest.size_match) == (64, "nearest")
     assert dict(nearest.key or {}) == {"M": 1024, "N": 1024}
-    assert "nearest key" in nearest.reason
+    assert nearest.distance == pytest.approx(2 * math.log2(1500 / 1024))
+    assert (
+        "the nearest key {'M': 1024, 'N': 1024}, 1.10 doublings from {'M': 1500, 'N': 1500}" in nearest.reason
+    )
+    exact = tuned.choose("matmul", device=H100, key={"M": 1024, "N": 1024})
+    assert (exact.distance, dict(exact.asked or {})) == (0.0, {"M": 1024, "N": 1024})
     # far below every key: the smallest
     assert tuned.choose("matmul", device=H100, key={"M": 8, "N": 8}).config["BLOCK"] == 32
 
@@ -78,8 +84,20 @@ def test_device_fallbacks_architecture_then_vendor_then_default(tmp_path: Path) 
     assert vendor.device_match == "vendor"
     other = tuned.choose("matmul", device=POCL, key={"M": 256, "N": 256}, default={"BLOCK": 16})
     assert (other.device_match, other.size_match, dict(other.config)) == ("default", "default", {"BLOCK": 16})
-    with pytest.raises(TunedConfigError, match=r"no entry of kernel 'matmul' fits device .*no default"):
+    with pytest.raises(
+        TunedConfigError, match=rf"no entry of kernel 'matmul' fits device .*devices with entries: {H100}\)"
+    ):
         tuned.choose("matmul", device=POCL, key={"M": 256, "N": 256})
+
+
+def test_a_kernel_name_the_file_does_not_hold_lists_those_it_does(tmp_path: Path) -> None:
+    tuned = sizes_store(tmp_path)
+    with pytest.raises(
+        TunedConfigError, match=r"no entry of kernel 'matmull' \(kernel names in the file: matmul;"
+    ):
+        tuned.choose("matmull", device=H100, key={"M": 256, "N": 256})
+    fallback = tuned.choose("matmull", device=H100, key={"M": 256, "N": 256}, default={"BLOCK": 8})
+    assert (fallback.size_match, dict(fallback.config)) == ("default", {"BLOCK": 8})
 
 
 def test_exact_device_beats_a_closer_size_elsewhere(tmp_path: Path) -> None:
@@ -137,17 +155,27 @@ def test_load_reads_a_path_once(tmp_path: Path) -> None:
         (None, "no such store file"),
         ("{not json", "not valid JSON"),
         ('{"schema_version": 1, "devices": []}', "'devices' must be an object"),
+        ("", "is empty"),
+        ('\ufeff{"schema_version": 1, "devices": {}}', "starts with a byte order mark"),
+        ('{"schema_version": 1, "devices": {}, "devices": {}}', "the key 'devices' appears twice"),
+        ('{"schema_version": 99, "devices": {}}', "written by a newer pytest-autotune"),
     ],
 )
 def test_missing_or_damaged_file_names_it(tmp_path: Path, text: str | None, match: str) -> None:
     path = tmp_path / "autotune.json"
     if text is not None:
-        path.write_text(text)
+        path.write_text(text, encoding="utf-8")
     with pytest.raises(TunedConfigError, match=match) as info:
         runtime.load(path)
-    assert str(path) in str(info.value)
+    assert str(info.value).startswith(f"{path}: ")
     if text is not None:
-        assert path.read_text() == text  # nothing written
+        assert path.read_text(encoding="utf-8") == text  # nothing written
+
+
+def test_a_directory_in_place_of_the_file(tmp_path: Path) -> None:
+    (tmp_path / "autotune.json").mkdir()
+    with pytest.raises(TunedConfigError, match="is a directory, not a regular file"):
+        runtime.load(tmp_path / "autotune.json")
 
 
 def test_damaged_entry_of_the_kernel_names_the_entry(tmp_path: Path) -> None:
@@ -168,14 +196,16 @@ def test_an_entry_of_another_kernel_under_the_same_name(tmp_path: Path) -> None:
             }
         },
     )
-    with pytest.raises(TunedConfigError, match=r"entry 't.py::b\[2\]'.*another kernel"):
+    with pytest.raises(TunedConfigError, match=r"entry 't.py::b\[2\]'.*another kernel") as info:
         TunedConfigs.read(path).choose("matmul", device=H100, key={"M": 1})
+    assert str(info.value).startswith(f"{path}: ")
 
 
 def test_a_key_of_the_wrong_kind(tmp_path: Path) -> None:
     tuned = sizes_store(tmp_path)
-    with pytest.raises(TunedConfigError, match=r"key 'M' is '1024' \(a string\).*hold a number"):
+    with pytest.raises(TunedConfigError, match=r"key 'M' is '1024' \(a string\).*hold a number") as info:
         tuned.choose("matmul", device=H100, key={"M": "1024", "N": 1024})
+    assert str(info.value).startswith(f"{tuned.path}: kernel 'matmul': ")
     with pytest.raises(TunedConfigError, match=r"keyed by \['M', 'N'\]"):
         tuned.choose("matmul", device=H100, key={"M": 1024})
     path = write_store(
@@ -192,8 +222,9 @@ def test_a_configuration_outside_the_declared_space(tmp_path: Path) -> None:
     assert (
         tuned.choose("matmul", device=H100, key={"M": 1024, "N": 1024}, space=allowed).config["BLOCK"] == 64
     )
-    with pytest.raises(TunedConfigError, match=r"test_mm\[4096\].*no longer fits the declared space"):
+    with pytest.raises(TunedConfigError, match=r"test_mm\[4096\].*no longer fits the declared space") as info:
         tuned.choose("matmul", device=H100, key={"M": 4096, "N": 4096}, space=allowed)
+    assert str(info.value).startswith(f"{tuned.path}: entry 't.py::test_mm[4096]' of device '{H100}'")
     with pytest.raises(
         TunedConfigError, match=r"parameters \['BLOCK'\], the declared space \['BLOCK', 'W'\]"
     ):
