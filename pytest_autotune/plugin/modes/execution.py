@@ -24,7 +24,12 @@ from pytest_autotune.plugin.modes.warm_start import remember
 from pytest_autotune.plugin.report.history_record import bounded
 from pytest_autotune.plugin.report.progress import TuningProgress
 from pytest_autotune.plugin.report.results import PROPERTY, AutotuneResult
-from pytest_autotune.plugin.report.summary_text import counts_text, metrics_text, tuned_time_text
+from pytest_autotune.plugin.report.summary_text import (
+    counts_text,
+    metrics_text,
+    speedup_text,
+    tuned_time_text,
+)
 from pytest_autotune.plugin.workers.runner import InProcessTrials
 from pytest_autotune.timing.measure import round_significant
 from pytest_autotune.tuning.worker import WorkerStartError
@@ -126,7 +131,7 @@ def _done_text(result: AutotuneResult) -> str:
         head += " (stopped: converged)"
     parts = [f"tuned, {head}: {tuned_time_text(median, result.search, result.unit)}"]
     if result.speedup:
-        parts.append(f"{result.speedup:.2f}x vs default")
+        parts.append(f"{speedup_text(result.speedup, result.speedup_at_least)} vs default")
     parts.append(metrics_text(result.metrics))
     return ", ".join(part for part in parts if part)
 
@@ -256,6 +261,7 @@ def _tune(
     result.warm_start = plan.warm.describe(report.stopped_early) if plan.warm is not None else None
     result.stats = report.baseline.stats.to_dict()
     result.speedup = report.speedup(plan.policy.maximize)
+    result.speedup_at_least = report.speedup_at_least
     result.tuning = {**report.summary, "stopped": "converged"} if report.converged else report.summary
     result.search = report.trace.to_json(trials=pictures)
     result.metrics = _metrics(autotune, report.baseline.stats.median, plan.policy.unit)

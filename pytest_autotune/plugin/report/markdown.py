@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from pytest_autotune.plugin.compare.report import configurations, percent
 from pytest_autotune.plugin.report.results import AutotuneResult
-from pytest_autotune.plugin.report.summary_text import format_value
+from pytest_autotune.plugin.report.summary_text import format_value, speedup_text
 
 __all__ = ["FAILED_STATES", "failed_tests", "markdown_report", "write_markdown"]
 
@@ -92,7 +92,7 @@ def _check_row(result: AutotuneResult) -> list[str]:
 
 
 def _tune_row(result: AutotuneResult) -> list[str]:
-    speedup = f"{result.speedup:.2f}x vs default" if result.speedup else "–"
+    speedup = f"{speedup_text(result.speedup, result.speedup_at_least)} vs default" if result.speedup else "–"
     median = (result.stats or {}).get("median")
     return [
         "tune",
