@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
     from pytest_autotune.fixture import Autotune
     from pytest_autotune.plugin.modes.item_plan import ItemPlan
+    from pytest_autotune.plugin.modes.tune import TuneReport
+    from pytest_autotune.plugin.modes.warm_start import WarmStart
     from pytest_autotune.plugin.session import AutotuneSession
     from pytest_autotune.plugin.workers.parallel import ParallelTrials
     from pytest_autotune.plugin.workers.parent import IsolatedTrials
@@ -134,6 +136,15 @@ def _done_text(result: AutotuneResult) -> str:
         parts.append(f"{speedup_text(result.speedup, result.speedup_at_least)} vs default")
     parts.append(metrics_text(result.metrics))
     return ", ".join(part for part in parts if part)
+
+
+def _tuning_summary(report: TuneReport, warm: WarmStart | None) -> dict[str, Any]:
+    """The tuning summary of a result: the search's, and when it converged, ``stopped`` and the
+    names of the warm start's sources (``warm_from``), which the summary's note names."""
+    if not report.converged:
+        return report.summary
+    sources = {"warm_from": [source.name for source in warm.sources]} if warm is not None else {}
+    return {**report.summary, "stopped": "converged", **sources}
 
 
 def _worker_env(session: AutotuneSession, plan: ItemPlan) -> dict[str, str]:
@@ -262,7 +273,7 @@ def _tune(
     result.stats = report.baseline.stats.to_dict()
     result.speedup = report.speedup(plan.policy.maximize)
     result.speedup_at_least = report.speedup_at_least
-    result.tuning = {**report.summary, "stopped": "converged"} if report.converged else report.summary
+    result.tuning = _tuning_summary(report, plan.warm)
     result.search = report.trace.to_json(trials=pictures)
     result.metrics = _metrics(autotune, report.baseline.stats.median, plan.policy.unit)
     result.message = (
