@@ -48,7 +48,7 @@ def test_crashes_and_a_hang_fail_their_trials_and_tuning_goes_on(project: pytest
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
         [
-            "*test_k.py::test_faulty  200us  200us  *3.00x  *8 (ok 4, runtime 3, timeout 1)  "
+            "*test_k.py::test_faulty  200us  200us  *≥3.0x  *8 (ok 4, runtime 3, timeout 1)  "
             "{'A': 3, 'B': 2}",
             "      [[]trial worker restarted: 3 crashes, 1 timeout (details: *.done.jsonl)]",
         ]
@@ -213,7 +213,7 @@ def test_a_leaking_worker_is_replaced_and_every_trial_is_measured(project: pytes
     # after every third (120 MB > 100 MB)
     result.stdout.fnmatch_lines(
         [
-            "*test_leaky  100us  100us  *5.00x  *4 (ok 4)  {'A': 3}",
+            "*test_leaky  100us  100us  *≥5.0x  *4 (ok 4)  {'A': 3}",
             "      [[]trial worker restarted: 2 memory restarts (details: *)]",
         ]
     )

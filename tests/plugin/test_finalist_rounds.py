@@ -59,7 +59,9 @@ def test_k(autotune):
 
 def test_a_search_that_converged_stops_before_its_budget_and_says_so(project: pytest.Pytester) -> None:
     project.makepyfile(test_k=CONVERGING)
-    result = project.runpytest("--autotune")
+    # in a subprocess: the Bayesian engine's libraries cannot be loaded twice in one process,
+    # and an in-process pytester run drops the modules it imported first
+    result = project.runpytest_subprocess("--autotune")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
         [

@@ -66,7 +66,7 @@ def test_the_tuned_table_names_its_one_time_and_explains_the_others(
         [
             r"tuned 2:",
             r"  test +time +best trial +vs default +trials +configuration$",
-            r"  test_k\.py::test_a +100us +100us +9\.00x +15 \(ok 15\) +\{'A': 3, 'B': 3\}$",
+            r"  test_k\.py::test_a +100us +100us +≥9\.0x +15 \(ok 15\) +\{'A': 3, 'B': 3\}$",
             r"  time: the winner's new baseline, measured again after the choice; plain runs are checked",
             r"  best trial: the fastest single trial",
             r"  vs default: the winner against the declared default in the same interleaved finalist rounds",

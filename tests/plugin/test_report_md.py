@@ -36,7 +36,7 @@ def test_tuning_and_check_runs_are_summarised(
     tuned = summary.read_text()
     assert tuned.startswith("## pytest-autotune\n\n✅ 2 tunable tests: 2 tuned\n")
     rows = table(tuned)
-    assert rows["test_k.py::test_a"][:5] == ["tune", "9.00x vs default", "–", "–", "✅ tuned"]
+    assert rows["test_k.py::test_a"][:5] == ["tune", "≥9.0x vs default", "–", "–", "✅ tuned"]
     assert rows["test_k.py::test_a"][5] == "100us with {'A': 3, 'B': 3}"
 
     monkeypatch.setenv("AUTOTUNE_SLOW", "test_a=2")

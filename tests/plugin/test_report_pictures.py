@@ -123,7 +123,7 @@ def test_plain_log_gets_start_progress_and_end_lines(project: pytest.Pytester, t
     assert [line.split(": ", 2)[2].split(" trials")[0] for line in progress] == ["5", "10", "15"]
     assert progress[0].startswith("autotune: test_k.py::test_a: 5 trials (5% of the budget), best trial ")
     assert lines[-1].startswith("autotune: test_k.py::test_a: tuned, 15 trials (ok 15) in ")
-    assert lines[-1].endswith(": 100us (best trial 100us), 9.00x vs default")
+    assert lines[-1].endswith(": 100us (best trial 100us), ≥9.0x vs default")
 
 
 def test_quiet_and_default_runs_write_no_progress_lines(project: pytest.Pytester, two_tests: str) -> None:
@@ -140,8 +140,8 @@ def test_summary_explains_the_re_measured_time(project: pytest.Pytester, two_tes
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
         [
-            "autotune: test_k.py::test_a: tuned, *: 100us (best trial 90us), 9.00x vs default",
-            "  test_k.py::test_a  100us  90us  *9.00x  *15 (ok 15)  {'A': 3, 'B': 3}",
+            "autotune: test_k.py::test_a: tuned, *: 100us (best trial 90us), ≥9.0x vs default",
+            "  test_k.py::test_a  100us  90us  *≥9.0x  *15 (ok 15)  {'A': 3, 'B': 3}",
             "  time: the winner's new baseline, measured again after the choice; plain runs are checked *",
         ]
     )

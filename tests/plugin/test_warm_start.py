@@ -231,3 +231,50 @@ def test_a_bad_history_is_warned_about_once_and_siblings_tuned_before_are_source
     summary = result.stdout.str().split("warnings summary")[1]
     assert summary.count("its version 99 is newer") == 1
     assert "test_k.py::test_w[2]" not in summary.split("its version 99")[0]
+
+
+SEARCHED = """
+from pytest_autotune import Interval, tunable
+
+@tunable(A=Interval(1, 8, default=1), B=Interval(1, 8, default=1), strategy="bo", budget=40, seed=1)
+def test_s(autotune):
+    autotune.measure(lambda: None)
+"""
+#: A sibling device searched the whole space (the fake timer's bowl, relative to its best).
+WHOLE_SPACE = _history(
+    sorted([1.0 + (a - 3) ** 2 + (b - 3) ** 2, a, b] for a in range(1, 9) for b in range(1, 9))
+)
+
+
+def _converged_after(result: pytest.RunResult) -> int:
+    return int(result.stdout.str().split("stopped: converged after ")[1].split()[0])
+
+
+def test_a_space_searched_on_a_sibling_device_stops_early_converged_and_says_so(
+    project: pytest.Pytester,
+) -> None:
+    # issue 47 item 3: the warm-started model already knows the space, so it expects too little
+    # of the budget left after a few trials (bo option converge) and stops, naming its source.
+    # In subprocesses: the Bayesian engine's libraries cannot be loaded twice in one process.
+    node = "test_k.py::test_s"
+    project.makepyfile(test_k=SEARCHED)
+    _write_store(project.path / "autotune.json", {"host:sibling gpu": {node: _entry(WHOLE_SPACE)}})
+    warm = project.runpytest_subprocess("--autotune", node)
+    warm.assert_outcomes(passed=1)
+    warm.stdout.fnmatch_lines(
+        [
+            "*test_s: tuned, * trials (ok *) in *s (stopped: converged): *",
+            "      [[]warm start: 1 device, 64 trials; stopped: converged after * trials (warm start from "
+            "device 'host:sibling gpu'; its model expected too little from the rest of the budget*",
+        ]
+    )
+    assert "stopped early" not in warm.stdout.str()  # the converge rule, not the stall rule
+    entry = json.loads((project.path / "autotune.json").read_text())["devices"][host_key()]["tests"][node]
+    assert entry["config"] == {"A": 3, "B": 3}
+    assert entry["tuning"]["trials"] == _converged_after(warm) <= 10
+    (project.path / "autotune.json").unlink()
+    cold = project.runpytest_subprocess("--autotune", "--autotune-transfer=off", node)
+    cold.assert_outcomes(passed=1)
+    assert "warm start" not in cold.stdout.str()
+    cold_trials = json.loads((project.path / "autotune.json").read_text())["devices"][host_key()]["tests"]
+    assert cold_trials[node]["tuning"]["trials"] > _converged_after(warm)  # 15 against 7

@@ -23,7 +23,12 @@ from pytest_autotune.plugin.modes.warm_start import remember
 from pytest_autotune.plugin.report.history_record import bounded
 from pytest_autotune.plugin.report.progress import TuningProgress
 from pytest_autotune.plugin.report.results import PROPERTY, AutotuneResult
-from pytest_autotune.plugin.report.summary_text import counts_text, metrics_text, tuned_time_text
+from pytest_autotune.plugin.report.summary_text import (
+    counts_text,
+    metrics_text,
+    speedup_text,
+    tuned_time_text,
+)
 from pytest_autotune.plugin.workers.runner import InProcessTrials
 from pytest_autotune.timing.clock import on_clock
 from pytest_autotune.timing.measure import round_significant
@@ -35,6 +40,8 @@ if TYPE_CHECKING:
 
     from pytest_autotune.fixture import Autotune
     from pytest_autotune.plugin.modes.item_plan import ItemPlan
+    from pytest_autotune.plugin.modes.tune import TuneReport
+    from pytest_autotune.plugin.modes.warm_start import WarmStart
     from pytest_autotune.plugin.session import AutotuneSession
     from pytest_autotune.plugin.workers.parallel import ParallelTrials
     from pytest_autotune.plugin.workers.parent import IsolatedTrials
@@ -128,9 +135,18 @@ def _done_text(result: AutotuneResult) -> str:
         head += " (stopped: converged)"
     parts = [f"tuned, {head}: {tuned_time_text(median, result.search, result.unit)}"]
     if result.speedup:
-        parts.append(f"{result.speedup:.2f}x vs default")
+        parts.append(f"{speedup_text(result.speedup, result.speedup_at_least)} vs default")
     parts.append(metrics_text(result.metrics))
     return ", ".join(part for part in parts if part)
+
+
+def _tuning_summary(report: TuneReport, warm: WarmStart | None) -> dict[str, Any]:
+    """The tuning summary of a result: the search's, and when it converged, ``stopped`` and the
+    names of the warm start's sources (``warm_from``), which the summary's note names."""
+    if not report.converged:
+        return report.summary
+    sources = {"warm_from": [source.name for source in warm.sources]} if warm is not None else {}
+    return {**report.summary, "stopped": "converged", **sources}
 
 
 def _worker_env(session: AutotuneSession, plan: ItemPlan) -> dict[str, str]:
@@ -277,7 +293,8 @@ def _tune(
     result.warm_start = plan.warm.describe(report.stopped_early) if plan.warm is not None else None
     result.stats = report.baseline.stats.to_dict()
     result.speedup = report.speedup(plan.policy.maximize)
-    result.tuning = {**report.summary, "stopped": "converged"} if report.converged else report.summary
+    result.speedup_at_least = report.speedup_at_least
+    result.tuning = _tuning_summary(report, plan.warm)
     result.search = report.trace.to_json(trials=pictures)
     result.metrics = _metrics(autotune, report.baseline.stats.median, plan.policy.unit)
     result.message = (

@@ -15,7 +15,10 @@
    configuration (when still valid) are re-measured by the same runner in interleaved rounds, so
    drift in the machine's speed hits them alike; one :data:`OUTCLASSED` times worse than the best
    after the first round (a slow declared default) measures no further round: one round says how
-   many times worse it is. The committed configuration is replaced only
+   many times worse it is. The declared default is measured by a
+   :class:`~pytest_autotune.plugin.modes.slow_default.DefaultMeter`: a short probe first, no more
+   once it is clearly outclassed ('vs default: ≥N.Nx'), and never beyond a time cap (a fifth of
+   the search's time, within bounds). The committed configuration is replaced only
    when the winner beats it beyond the regression rule's noise band
    (:meth:`pytest_autotune.timing.regression.Rule.beats`).
 3. **Final call**: the body runs once more with the winner as the real test, in this process
@@ -45,6 +48,13 @@ from typing import TYPE_CHECKING, Any, Final
 from pytest_autotune.fixture import MEASURE_REPEAT, TRIAL_REPEAT, Autotune
 from pytest_autotune.outcome import Outcome
 from pytest_autotune.plugin.modes.baseline import BaselineFailed, BaselineMeter, MeasuredBaseline
+from pytest_autotune.plugin.modes.slow_default import (
+    OUTCLASSED,
+    DefaultMeter,
+    best_median,
+    default_cap,
+    searched_seconds,
+)
 from pytest_autotune.plugin.modes.warm_start import WarmStart, budget_spent, warm_abort
 from pytest_autotune.plugin.report.history_record import tuning_history
 from pytest_autotune.plugin.report.search_trace import SearchTrace
@@ -62,13 +72,18 @@ if TYPE_CHECKING:
     from pytest_autotune.tuning.parallel.executor import TrialExecutor
     from pytest_autotune.tuning.trials import Trial, TrialRecord, TuningResult
 
-__all__ = ["FINALIST_ROUNDS", "JOURNAL_WAIT", "TuneReport", "TuningFailed", "derive_seed", "tune"]
+__all__ = [
+    "FINALIST_ROUNDS",
+    "JOURNAL_WAIT",
+    "OUTCLASSED",
+    "TuneReport",
+    "TuningFailed",
+    "derive_seed",
+    "tune",
+]
 
 #: Interleaved rounds in which the finalists are re-measured.
 FINALIST_ROUNDS: Final = 3
-#: A finalist (the declared default, typically) this many times worse than the best in the first
-#: round measures no further round: one round says how many times, and it cannot win.
-OUTCLASSED: Final = 2.0
 #: Seconds a run waits for another process tuning the same test before it gives up on that test.
 JOURNAL_WAIT: Final = 10.0
 
@@ -94,18 +109,21 @@ class TuneReport:
     stopped_early: bool = False
     #: The search stopped before its budget because its model expected too little of the rest.
     converged: bool = False
+    #: The default was measured only until it was clearly outclassed: :meth:`speedup` is a lower bound.
+    speedup_at_least: bool = False
 
     def speedup(self, maximize: bool) -> float | None:
         """How much better the chosen configuration is than the declared default (x times).
 
-        From the finalist rounds of both, measured side by side (see the module docstring).
+        From the finalist rounds of both, measured side by side (see the module docstring); when
+        :attr:`speedup_at_least`, from the default's best call: a lower bound.
         """
         chosen = self.winner_stats.median
         if self.default_stats is None or self.default_stats.median <= 0 or chosen <= 0:
             return None
         if maximize:
-            return chosen / self.default_stats.median
-        return self.default_stats.median / chosen
+            return chosen / (self.default_stats.max if self.speedup_at_least else self.default_stats.median)
+        return (self.default_stats.min if self.speedup_at_least else self.default_stats.median) / chosen
 
 
 def derive_seed(nodeid: str, seed: int | None) -> int:
@@ -240,7 +258,12 @@ def _candidates(
 
 
 def _remeasure(
-    trials: TrialRunner, finalists: list[dict[str, Any]], keep: int | None = None, maximize: bool = False
+    trials: TrialRunner,
+    finalists: list[dict[str, Any]],
+    keep: int | None = None,
+    maximize: bool = False,
+    default: DefaultMeter | None = None,
+    default_index: int | None = None,
 ) -> dict[int, list[tuple[float, ...]]]:
     """Samples of each round per finalist, over interleaved rounds (one that fails once is dropped).
 
@@ -248,15 +271,28 @@ def _remeasure(
     (a slow declared default) is measured no more: its one round says how many times worse it is,
     and the rounds it would take are time the phase after the search should not spend. ``keep``
     (the committed configuration) is measured in every round, since the winner must beat it.
+    The finalist at ``default_index`` (the declared default, not ``keep``) is measured by
+    ``default``, within its time cap; it comes last in the first round, after the others it is
+    compared with.
     """
     measured: dict[int, list[tuple[float, ...]]] = {i: [] for i in range(len(finalists))}
     active = set(measured)
+    metered = default_index if default is not None and default_index != keep else None
     for round_index in range(FINALIST_ROUNDS):
         order = [(round_index + j) % len(finalists) for j in range(len(finalists))]
+        if round_index == 0 and metered is not None:
+            order = [i for i in order if i != metered] + [metered]
         for i in order:
             if i not in measured or i not in active:
                 continue
-            run = trials(finalists[i], MEASURE_REPEAT)
+            if i == metered and default is not None:
+                meter_run = default.round(best_median(measured, round_index, metered, maximize))
+                if meter_run is None:
+                    active.discard(i)
+                    continue
+                run = meter_run
+            else:
+                run = trials(finalists[i], MEASURE_REPEAT)
             if run.measured:
                 measured[i].append(run.samples)
             else:
@@ -355,7 +391,17 @@ def tune(
         finalists, default_index, committed_index = _candidates(
             autotune.space, result, policy.finalists, committed
         )
-        measured = _remeasure(trials, finalists, committed_index, policy.maximize)
+        meter = None
+        if default_index is not None:
+            cap = default_cap(time.perf_counter() - started)
+            meter = DefaultMeter(
+                trials,
+                finalists[default_index],
+                cap,
+                maximize=policy.maximize,
+                estimate=searched_seconds(result, finalists[default_index], policy.unit, policy.maximize),
+            )
+        measured = _remeasure(trials, finalists, committed_index, policy.maximize, meter, default_index)
         if not measured:
             raise TuningFailed(
                 "every finalist failed when re-measured (flaky correctness check or unstable device): "
@@ -393,4 +439,5 @@ def tune(
             history=tuning_history(result, autotune.space.names, default_stats, stats[winner]),
             stopped_early=stopped_early,
             converged=result.converged,
+            speedup_at_least=meter is not None and meter.at_least and default_index != winner,
         )

@@ -20,7 +20,7 @@ from pytest_autotune.input_file import open_output
 from pytest_autotune.plugin.compare.report import configurations, percent
 from pytest_autotune.plugin.report.results import AutotuneResult
 from pytest_autotune.plugin.report.summary_table import judged_medians
-from pytest_autotune.plugin.report.summary_text import format_value
+from pytest_autotune.plugin.report.summary_text import format_value, speedup_text
 
 __all__ = ["FAILED_STATES", "failed_tests", "markdown_report", "write_markdown"]
 
@@ -105,7 +105,7 @@ def _check_row(result: AutotuneResult) -> list[str]:
 
 
 def _tune_row(result: AutotuneResult) -> list[str]:
-    speedup = f"{result.speedup:.2f}x vs default" if result.speedup else "–"
+    speedup = f"{speedup_text(result.speedup, result.speedup_at_least)} vs default" if result.speedup else "–"
     median = (result.stats or {}).get("median")
     return [
         "tune",

@@ -21,6 +21,7 @@ from pytest_autotune.plugin.report.summary_text import (
     counts_text,
     format_value,
     metrics_text,
+    speedup_text,
     tuned_time_text,
 )
 from pytest_autotune.plugin.report.target import GENERATOR, INDEX, foreign_index
@@ -62,7 +63,7 @@ def _subtitle(result: AutotuneResult) -> str:
     else:
         chosen = ["tuning failed"]
     if result.speedup:
-        chosen.append(f"{result.speedup:.2f}x vs default")
+        chosen.append(f"{speedup_text(result.speedup, result.speedup_at_least)} vs default")
     return ", ".join(search) + "\n" + ", ".join(chosen)
 
 
@@ -119,7 +120,7 @@ def _row(result: AutotuneResult, picture: str | None) -> str:
                 _cell(result.device),
                 _cell(result.state, "failed" if failed else ""),
                 _cell(shown),
-                _cell(f"{result.speedup:.2f}x" if result.speedup else "-"),
+                _cell(speedup_text(result.speedup, result.speedup_at_least) or "-"),
                 _cell(f"{tuning['trials']} ({counts_text(tuning.get('counts'))})" if tuning else "-"),
                 _cell(metrics_text(result.metrics) or "-"),
                 f"<td><code>{html.escape(str(result.config))}</code></td>",

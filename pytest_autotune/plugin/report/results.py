@@ -71,6 +71,8 @@ class AutotuneResult:
     message: str = ""
     entry: StoreEntry | None = None
     speedup: float | None = None
+    #: ``speedup`` is a lower bound: the default was measured only until it was clearly outclassed.
+    speedup_at_least: bool = False
     tuning: dict[str, Any] | None = None
     device_info: dict[str, Any] | None = None
     isolation: dict[str, Any] | None = None

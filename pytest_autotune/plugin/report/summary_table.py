@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from pytest_autotune.plugin.report.results import AutotuneResult
-from pytest_autotune.plugin.report.summary_text import counts_text, format_value, metrics_text
+from pytest_autotune.plugin.report.summary_text import counts_text, format_value, metrics_text, speedup_text
 
 __all__ = [
     "CHECK_LEGEND",
@@ -40,7 +40,8 @@ CLOCK_LEGEND: Final = (
 TUNED_LEGEND: Final = (
     "time: the winner's new baseline, measured again after the choice; plain runs are checked against it",
     "best trial: the fastest single trial, one short measurement among many (may differ either way)",
-    "vs default: the winner against the declared default in the same interleaved finalist rounds",
+    "vs default: the winner against the declared default in the same interleaved finalist rounds "
+    "(≥: a default clearly outclassed by a short probe, measured no further)",
 )
 
 
@@ -123,7 +124,7 @@ def tuned_lines(results: Sequence[AutotuneResult], notes: Sequence[str]) -> list
             result.nodeid,
             format_value((result.stats or {}).get("median"), result.unit),
             format_value((result.search or {}).get("best_trial"), result.unit) if result.search else "",
-            f"{result.speedup:.2f}x" if result.speedup else "unknown",
+            speedup_text(result.speedup, result.speedup_at_least) or "unknown",
             f"{(result.tuning or {}).get('trials', 0)} ({counts_text((result.tuning or {}).get('counts'))})",
             metrics_text(result.metrics),
             str(result.config),

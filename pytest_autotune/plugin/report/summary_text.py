@@ -16,7 +16,7 @@ from typing import Any
 from pytest_autotune.outcome import LABELS
 from pytest_autotune.values import format_seconds
 
-__all__ = ["counts_text", "format_value", "metrics_text", "tuned_time_text"]
+__all__ = ["counts_text", "format_value", "metrics_text", "speedup_text", "tuned_time_text"]
 
 
 def format_value(value: float | None, unit: str) -> str:
@@ -46,3 +46,11 @@ def tuned_time_text(median: float | None, search: Mapping[str, Any] | None, unit
     if best is None or median is None:
         return shown
     return f"{shown} (best trial {format_value(best, unit)})"
+
+
+def speedup_text(speedup: float | None, at_least: bool = False) -> str:
+    """``3.52x`` over the declared default, ``≥17.3x`` when the default was measured only until it
+    was clearly outclassed (a lower bound); empty when unknown."""
+    if not speedup:
+        return ""
+    return f"≥{speedup:.1f}x" if at_least else f"{speedup:.2f}x"

@@ -111,9 +111,11 @@ def _converged_note(tuning: dict[str, Any] | None) -> str:
     """``stopped: converged after 31 trials (...)`` when the search stopped before its budget."""
     if not tuning or tuning.get("stopped") != "converged":
         return ""
+    warm = tuning.get("warm_from")
+    start = f"warm start from {', '.join(map(str, warm))}; " if warm else ""
     return (
         f"stopped: converged after {tuning.get('trials', 0)} trials "
-        "(its model expected too little from the rest of the budget: bo option converge)"
+        f"({start}its model expected too little from the rest of the budget: bo option converge)"
     )
 
 
