@@ -46,7 +46,7 @@ class Strategy(ABC):
     #: to it (0.01: 1 %); None while it has no model (its initial design) or none at all.
     expected_gain: float | None = None
     #: The tuner stops (converged) once :attr:`expected_gain`, summed over the budget left, falls
-    #: below this fraction of the best value (:func:`~pytest_autotune.tuning.abort.converged`); 0: never.
+    #: below this fraction of the best value (``pytest_autotune.tuning.abort.converged``); 0: never.
     converge: float = 0.0
 
     def __init__(self, space: Space, *, rng: np.random.Generator, **options: Any) -> None:
