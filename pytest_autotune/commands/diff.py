@@ -13,7 +13,6 @@ reads as empty (every entry added); a damaged file on either side is an error na
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from pytest_autotune.commands.entry_text import baseline_text, config_text, tole
 from pytest_autotune.commands.errors import CommandError
 from pytest_autotune.commands.git_file import text_at
 from pytest_autotune.commands.show import load
-from pytest_autotune.commands.table import markdown, text
+from pytest_autotune.commands.table import code_span, markdown, text
 from pytest_autotune.entry import Baseline, StoreEntry
 from pytest_autotune.store.document import StoreError
 from pytest_autotune.store.reading import Store
@@ -173,17 +172,10 @@ def _by_device(rows: list[list[str]]) -> list[str]:
     header = ["change", "test", "why", "configuration", "baseline", "tolerance (noise)"]
     for device in dict.fromkeys(row[0] for row in rows):
         group = [[r[2], r[1], r[6], r[3], r[4], r[5]] for r in rows if r[0] == device]
-        lines += ["", f"Device {_code_span(device)}:", ""]
+        lines += ["", f"Device {code_span(device)}:", ""]
         lines += _markdown(header, group)
     return lines
 
 
 def _markdown(header: list[str], rows: list[list[str]]) -> list[str]:
     return markdown(header, rows, code_columns=(1,))
-
-
-def _code_span(value: str) -> str:
-    """``value`` as Markdown inline code, fenced by more backticks than any run inside it."""
-    fence = "`" * (max((len(run) for run in re.findall("`+", value)), default=0) + 1)
-    pad = " " if value.startswith("`") or value.endswith("`") else ""
-    return f"{fence}{pad}{value}{pad}{fence}"
