@@ -25,6 +25,7 @@ add what to do about it (only the store's own reader tells the user to fix or de
 
 from __future__ import annotations
 
+import collections
 import gzip
 import io
 import itertools
@@ -223,15 +224,15 @@ class _Huge:
 def _where(value: Any, route: tuple[str, ...] = ()) -> tuple[tuple[str, ...], _Huge] | None:
     """The keys and indices leading to the first :class:`_Huge` in ``value`` (no deep recursion:
     the depth was bounded by the parser already)."""
-    stack: list[tuple[Any, tuple[str, ...]]] = [(value, route)]
-    while stack:
-        item, here = stack.pop(0)
+    queue: collections.deque[tuple[Any, tuple[str, ...]]] = collections.deque([(value, route)])
+    while queue:  # breadth first: the shallowest such integer (popleft, not list.pop(0): a store is large)
+        item, here = queue.popleft()
         if isinstance(item, _Huge):
             return here, item
         if isinstance(item, dict):
-            stack.extend((child, (*here, json.dumps(key))) for key, child in item.items())
+            queue.extend((child, (*here, json.dumps(key))) for key, child in item.items())
         elif isinstance(item, list):
-            stack.extend((child, (*here, f"[{index}]")) for index, child in enumerate(item))
+            queue.extend((child, (*here, f"[{index}]")) for index, child in enumerate(item))
     return None
 
 
