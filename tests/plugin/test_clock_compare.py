@@ -9,13 +9,12 @@ the clock that judged and the other clock's ratio.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from pytest_autotune.plugin.compare.git_ref import REF_DIR_PREFIX
-from tests.plugin.git_commands import git
+from tests.plugin.git_commands import committed_project
 
 CONFTEST = f"""
 import pytest
@@ -51,17 +50,7 @@ def test_k(autotune):
 
 @pytest.fixture
 def repo(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    for name in list(os.environ):
-        if name.startswith("PYTEST_AUTOTUNE"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("PYTEST_AUTOTUNE_ISOLATE", "none")
-    pytester.makeini("[pytest]\naddopts = -p no:randomly -p no:cacheprovider\n")
-    pytester.makeconftest(CONFTEST)
-    pytester.makepyfile(test_k=TESTS)
-    git(pytester.path, "init", "-q")
-    git(pytester.path, "add", ".")
-    git(pytester.path, "commit", "-q", "-m", "base")
-    return pytester
+    return committed_project(pytester, monkeypatch, CONFTEST, TESTS)
 
 
 @pytest.mark.parametrize(

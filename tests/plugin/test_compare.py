@@ -34,7 +34,7 @@ from pytest_autotune.plugin.compare.pair import (
     run_pairs,
 )
 from pytest_autotune.plugin.compare.report import JSON_KEYS
-from tests.plugin.git_commands import git
+from tests.plugin.git_commands import committed_project, git
 
 # The measured function returns the seconds it stands for; a jitter of +-1% cycles through the calls.
 TIMER = """
@@ -93,17 +93,7 @@ def test_brand_new(autotune):
 @pytest.fixture
 def repo(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     """A git repository: ``test_k.py`` committed, in-process tuning, no autotune settings from outside."""
-    for name in list(os.environ):
-        if name.startswith("PYTEST_AUTOTUNE"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("PYTEST_AUTOTUNE_ISOLATE", "none")
-    pytester.makeini("[pytest]\naddopts = -p no:randomly -p no:cacheprovider\n")
-    pytester.makeconftest(TIMER)
-    pytester.makepyfile(test_k=KERNELS.format(slowdown=1, added=""))
-    git(pytester.path, "init", "-q")
-    git(pytester.path, "add", ".")
-    git(pytester.path, "commit", "-q", "-m", "base")
-    return pytester
+    return committed_project(pytester, monkeypatch, TIMER, KERNELS.format(slowdown=1, added=""))
 
 
 def my_trees() -> list[Path]:

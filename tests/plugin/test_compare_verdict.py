@@ -11,14 +11,13 @@ loudly, and be red under ``--autotune-compare-strict`` and under warnings as err
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_autotune.plugin.compare.git_ref import REF_DIR_PREFIX
-from tests.plugin.git_commands import git
+from tests.plugin.git_commands import committed_project
 
 CONFTEST = f"""
 import itertools
@@ -65,17 +64,7 @@ def test_k(autotune):
 
 @pytest.fixture
 def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.Pytester:
-    for name in list(os.environ):
-        if name.startswith("PYTEST_AUTOTUNE"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("PYTEST_AUTOTUNE_ISOLATE", "none")
-    pytester.makeini("[pytest]\naddopts = -p no:randomly -p no:cacheprovider\n")
-    pytester.makeconftest(CONFTEST)
-    pytester.makepyfile(test_k=TESTS)
-    git(pytester.path, "init", "-q")
-    git(pytester.path, "add", ".")
-    git(pytester.path, "commit", "-q", "-m", "base")
-    return pytester
+    return committed_project(pytester, monkeypatch, CONFTEST, TESTS)
 
 
 def run(
