@@ -55,7 +55,7 @@ nitpick_ignore = [
     ("py:class", "SpaceError"),  # build_space's docstring names it unqualified; documented on the API page
     ("py:class", "Points"),
     ("py:class", "pytest_autotune.space.base.Points"),
-    ("py:mod", "pytest_autotune.space.bounds"),
+    ("py:mod", "pytest_autotune.space.conditions.bounds"),
 ]
 
 

@@ -33,7 +33,7 @@ from pytest_autotune.input_file import InputFileError, NotJsonError, gunzip_boun
 from pytest_autotune.outcome import LABELS, Label, Outcome
 from pytest_autotune.space import Categorical, Param, Set, Space, build_space
 from pytest_autotune.space.base import Config
-from pytest_autotune.space.constraints import Constraint
+from pytest_autotune.space.conditions.constraints import Constraint
 from pytest_autotune.space.errors import SpaceError
 from pytest_autotune.strategies.sources import SourceTrial, TransferSource
 

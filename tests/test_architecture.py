@@ -34,21 +34,14 @@ BENCH_STRUCTURE = measure(BENCHMARKS)
 #: At most this many modules in one folder (issue 35) ...
 MAX_MODULES_PER_FOLDER = 12
 #: ... except these, held at their size when the limit came (a ratchet: they may shrink, never grow).
-LARGER_FOLDERS = {
-    "pytest_autotune.space": 20,
-    "pytest_autotune.strategies": 15,
-    "pytest_autotune.strategies.bo": 13,
-    "pytest_autotune.tuning": 15,
-}
+LARGER_FOLDERS: dict[str, int] = {}
 #: The imports of an enclosing folder's ``__init__`` from inside it that remain (a ratchet: none may be
 #: added; remove an entry when its import goes).
 KNOWN_UPWARD_ARROWS = {
     ("pytest_autotune.backends.errors", "pytest_autotune.backends"),
     ("pytest_autotune.backends.opencl.backend", "pytest_autotune.backends.opencl"),
     ("pytest_autotune.backends.opencl.fixtures", "pytest_autotune.backends.opencl"),
-    ("pytest_autotune.backends.opencl.harness", "pytest_autotune.backends"),
-    ("pytest_autotune.backends.opencl.harness", "pytest_autotune.backends.opencl"),
-    ("pytest_autotune.strategies.bandit", "pytest_autotune.strategies"),
+    ("pytest_autotune.strategies.classic.bandit", "pytest_autotune.strategies"),
 }
 
 
@@ -153,18 +146,23 @@ def test_library_layers_import_no_pytest_glue(layer: str) -> None:
     assert offenders == set()
 
 
+#: Outside backends/, only the OpenCL objective of the test helpers (which the library never imports)
+#: may import pyopencl or the OpenCL backend: it runs a whole ``@tunable`` OpenCL test.
+OPENCL_OUTSIDE_BACKENDS = "pytest_autotune.testing.opencl_objective"
+
+
 def test_only_backends_import_opencl() -> None:
     edges, _ = import_graph(PACKAGE)
     offenders = {
         (module, target)
         for module, targets in edges.items()
-        if not module.startswith("pytest_autotune.backends")
+        if not module.startswith("pytest_autotune.backends") and module != OPENCL_OUTSIDE_BACKENDS
         for target in targets
         if target.startswith("pytest_autotune.backends.opencl")
     }
     assert offenders == set()
     for path in PACKAGE.rglob("*.py"):
-        if "backends" not in path.relative_to(PACKAGE).parts:
+        if "backends" not in path.relative_to(PACKAGE).parts and path.name != "opencl_objective.py":
             assert "import pyopencl" not in path.read_text(encoding="utf-8"), path
 
 

@@ -171,12 +171,12 @@ def same_as_single_model(labels: Sequence[str], split_at: int = SPLIT_AT) -> boo
 
     Both rows fit one forest to all failures (drawing the same random numbers) until some failure
     label has ``split_at`` examples while another failure label exists
-    (:func:`~pytest_autotune.strategies.bo.feasibility.label_groups`): from then on
+    (:func:`~pytest_autotune.strategies.bo.model.feasibility.label_groups`): from then on
     ``per_label`` fits one forest per such label. A run that never got there (judged on the whole
     run, where the counts are largest: a split, once made, stays) is the same trajectory under
     either row.
     """
-    from pytest_autotune.strategies.bo.feasibility import label_groups
+    from pytest_autotune.strategies.bo.model.feasibility import label_groups
 
     return len(label_groups(cast("list[Label]", list(labels)), split_at)) < 2
 

@@ -3,7 +3,7 @@
 :class:`BodyObjective` calls the body with the fixtures it is given (``cuda_device``,
 ``torch_device``, ...) and the plugin's own ``autotune`` object, timer and exception
 classification, exactly as one trial of ``pytest --autotune`` does (the OpenCL harness,
-:mod:`pytest_autotune.backends.opencl.harness`, does the same for OpenCL). It keeps every trial
+:mod:`pytest_autotune.testing.opencl_objective`, does the same for OpenCL). It keeps every trial
 (:attr:`BodyObjective.trials`), so the check can count failures by where they were caught.
 """
 

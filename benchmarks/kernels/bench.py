@@ -198,7 +198,7 @@ def replay_run(data: CaseData, strategy: str, seed: int, budget: int) -> Run:
 
 def live_run(data: CaseData, strategy: str, seed: int, budget: int) -> Run:
     """Tune on the device; the tuned configuration is scored by its recorded time."""
-    from pytest_autotune.backends.opencl.harness import KernelTestObjective
+    from pytest_autotune.testing.opencl_objective import KernelTestObjective
 
     objective = KernelTestObjective(data.case.load())
     start = time.perf_counter()

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from pytest_autotune.api import TunableSpec, get_spec
-from pytest_autotune.backends.opencl.harness import load_test_function
 from pytest_autotune.space import NO_DEFAULT, Param, build_space
 from pytest_autotune.space.base import Space
-from pytest_autotune.space.constraints import Constraint
+from pytest_autotune.space.conditions.constraints import Constraint
 from pytest_autotune.space.params import to_python
+from pytest_autotune.testing.opencl_objective import load_test_function
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parents[1] / "data"

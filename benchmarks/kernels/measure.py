@@ -8,7 +8,7 @@ each file records the OpenCL device and the sub-space measured, as Kernel Tuner'
 Resumable: configurations already in ``benchmarks/data/<machine>/kernels_<name>.json`` are skipped, and the
 file is rewritten (atomically) every few measurements. The rest are measured in a random (seeded)
 order. Each configuration runs in a worker process
-through :class:`pytest_autotune.backends.opencl.harness.KernelTestObjective`, i.e. exactly as a tuning
+through :class:`pytest_autotune.testing.opencl_objective.KernelTestObjective`, i.e. exactly as a tuning
 trial of the plugin (1 warm-up call, 7 timed calls (15 for saxpy), the test's correctness check).
 A worker that crashes (PoCL aborts on some LLVM errors) or exceeds ``--timeout`` seconds on one
 configuration is replaced, and that configuration is recorded as ``RuntimeFailedConfig``.
@@ -170,7 +170,7 @@ class Worker:
 
 def run_worker(name: str) -> None:
     """Worker loop: read configurations from stdin, print one result line each."""
-    from pytest_autotune.backends.opencl.harness import KernelTestObjective
+    from pytest_autotune.testing.opencl_objective import KernelTestObjective
 
     case = case_by_name(name)
     objective = KernelTestObjective(case.load(), warmup=1, repeat=case.repeat)

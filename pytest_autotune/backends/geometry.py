@@ -20,8 +20,8 @@ terms (``kernel_tuner.tune_kernel``'s ``problem_size``, ``grid_div_x/y/z`` and
 
 Callables take the configuration as a dict (``lambda p: p["block_size_x"] // 32``) or its
 parameters by name (``lambda block_size_x: block_size_x // 32``); see
-:mod:`pytest_autotune.space.config_dict`. Expressions in strings are checked like restriction
-strings (:mod:`pytest_autotune.space.safe_expression`) and truncated to ints, as Kernel Tuner does.
+:mod:`pytest_autotune.space.conditions.config_dict`. Expressions in strings are checked like restriction
+strings (:mod:`pytest_autotune.space.conditions.safe_expression`) and truncated to ints, as Kernel Tuner does.
 ``local_memory=`` declares the bytes of local (shared) memory a work-group uses; it is used, with
 the local size, to leave out configurations the device cannot run
 (:mod:`pytest_autotune.backends.launch_limits`).
@@ -40,10 +40,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final, TypeAlias, TypeGuard
 
-from pytest_autotune.space.config_dict import bind_config_callable, call_with_config
+from pytest_autotune.space.conditions.config_dict import bind_config_callable, call_with_config
+from pytest_autotune.space.conditions.safe_expression import check_restriction, restricted_namespace
+from pytest_autotune.space.conditions.source import compile_lambda
 from pytest_autotune.space.errors import ConstraintError, SpaceError
-from pytest_autotune.space.safe_expression import check_restriction, restricted_namespace
-from pytest_autotune.space.source import compile_lambda
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE_NAMES",

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_autotune.backends.base import DeviceLimits
 from pytest_autotune.backends.geometry import Geometry, GeometryDeclarationError, GeometryError
-from pytest_autotune.space.constraints import Constraint
+from pytest_autotune.space.conditions.constraints import Constraint
 from pytest_autotune.space.errors import EmptySpaceError
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pytest_autotune.space.base import Config, FeatureBlock, Points, Space
 from pytest_autotune.space.chain import build_space
-from pytest_autotune.space.constraints import Constraint
+from pytest_autotune.space.conditions.constraints import Constraint
 from pytest_autotune.space.declaration import ConstraintLike, Declaration
 from pytest_autotune.space.errors import ConstraintError, EmptySpaceError, SpaceError
 from pytest_autotune.space.params import (

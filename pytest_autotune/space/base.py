@@ -110,7 +110,7 @@ class FeatureBlock:
 
 
 class Condition(Protocol):
-    """What a space reads of one of its constraints (see :mod:`pytest_autotune.space.constraints`)."""
+    """What a space reads of one of its constraints (:mod:`pytest_autotune.space.conditions.constraints`)."""
 
     @property
     def owner(self) -> str | None:

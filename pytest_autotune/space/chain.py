@@ -28,15 +28,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pytest_autotune.space.base import Config, FeatureBlock, Points, Space
-from pytest_autotune.space.build import build_tree
+from pytest_autotune.space.conditions.vectorize import Atom, split_constraint
 from pytest_autotune.space.declaration import ConstraintLike, Declaration
-from pytest_autotune.space.domain import filter_domain
 from pytest_autotune.space.errors import EmptySpaceError, SpaceError
 from pytest_autotune.space.features import feature_layout
-from pytest_autotune.space.groups import FreeGroup, Group, TreeGroup
-from pytest_autotune.space.order import group_parameters, level_order
 from pytest_autotune.space.params.base import Param
-from pytest_autotune.space.vectorize import Atom, split_constraint
+from pytest_autotune.space.trees.build import build_tree
+from pytest_autotune.space.trees.domain import filter_domain
+from pytest_autotune.space.trees.groups import FreeGroup, Group, TreeGroup
+from pytest_autotune.space.trees.order import group_parameters, level_order
 
 __all__ = ["ChainSpace", "build_space"]
 

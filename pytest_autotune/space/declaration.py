@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pytest_autotune.space.constraints import Constraint
+from pytest_autotune.space.conditions.constraints import Constraint
 from pytest_autotune.space.errors import ConstraintError, SpaceError
 from pytest_autotune.space.params.base import NO_DEFAULT, Param
 

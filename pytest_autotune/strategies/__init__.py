@@ -34,14 +34,14 @@ __all__ = [
 ]
 
 _REGISTRY: dict[str, str] = {
-    "random": "pytest_autotune.strategies.random_search:RandomSearch",
-    "exhaustive": "pytest_autotune.strategies.exhaustive:Exhaustive",
-    "anneal": "pytest_autotune.strategies.anneal:SimulatedAnnealing",
-    "genetic": "pytest_autotune.strategies.genetic:GeneticAlgorithm",
-    "diff_evo": "pytest_autotune.strategies.diff_evo:DifferentialEvolution",
-    "pattern": "pytest_autotune.strategies.pattern:PatternSearch",
-    "local": "pytest_autotune.strategies.local:LocalSearch",
-    "bandit": "pytest_autotune.strategies.bandit:AUCBandit",
+    "random": "pytest_autotune.strategies.classic.random_search:RandomSearch",
+    "exhaustive": "pytest_autotune.strategies.classic.exhaustive:Exhaustive",
+    "anneal": "pytest_autotune.strategies.classic.anneal:SimulatedAnnealing",
+    "genetic": "pytest_autotune.strategies.classic.genetic:GeneticAlgorithm",
+    "diff_evo": "pytest_autotune.strategies.classic.diff_evo:DifferentialEvolution",
+    "pattern": "pytest_autotune.strategies.classic.pattern:PatternSearch",
+    "local": "pytest_autotune.strategies.classic.local:LocalSearch",
+    "bandit": "pytest_autotune.strategies.classic.bandit:AUCBandit",
     "bo": "pytest_autotune.strategies.bo:BayesianOptimization",
 }
 

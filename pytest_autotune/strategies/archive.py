@@ -21,7 +21,7 @@ import numpy as np
 from pytest_autotune.outcome import Outcome
 from pytest_autotune.space.base import Points, Space
 from pytest_autotune.strategies.base import SpaceExhausted, Strategy
-from pytest_autotune.strategies.moves import Neighbourhood
+from pytest_autotune.strategies.classic.moves import Neighbourhood
 from pytest_autotune.strategies.unseen import draw_unseen, key_of
 
 __all__ = ["Archive", "ArchiveStrategy", "fitness"]

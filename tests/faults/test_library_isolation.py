@@ -14,7 +14,7 @@ import pytest
 
 from pytest_autotune import Interval, Tuner, build_space
 from pytest_autotune.policy import PolicyError
-from pytest_autotune.tuning.isolation import IsolatedObjective, describe_exit, output_excerpt
+from pytest_autotune.tuning.process.isolated import IsolatedObjective, describe_exit, output_excerpt
 from pytest_autotune.tuning.validation import validate_policy
 from pytest_autotune.values import parse_size
 
@@ -79,7 +79,7 @@ KILLED_PARENT = """
 import sys
 sys.path.insert(0, {path!r})
 from isolation_objectives import report_and_hang
-from pytest_autotune.tuning.isolation import IsolatedObjective
+from pytest_autotune.tuning.process.isolated import IsolatedObjective
 
 with IsolatedObjective(report_and_hang) as objective:
     objective({{"pid_file": {pid_file!r}}})

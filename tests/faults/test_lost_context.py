@@ -10,7 +10,7 @@ from types import ModuleType
 import pytest
 
 from pytest_autotune import Interval, Tuner, backends, build_space
-from pytest_autotune.tuning.isolation import IsolatedObjective
+from pytest_autotune.tuning.process.isolated import IsolatedObjective
 
 GPU_BACKEND = """
 import os

@@ -10,8 +10,8 @@ from multiprocessing.connection import Connection
 
 import pytest
 
-from pytest_autotune.tuning.worker import Launched, Worker, WorkerStartError
-from pytest_autotune.tuning.worker_protocol import Ready
+from pytest_autotune.tuning.process.protocol import Ready
+from pytest_autotune.tuning.process.worker import Launched, Worker, WorkerStartError
 
 
 class FakeChild:

@@ -24,8 +24,8 @@ import pytest
 import pytest_autotune.backends.geometry
 import pytest_autotune.backends.launch_limits
 import pytest_autotune.plugin.modes.execution
-import pytest_autotune.strategies.exhaustive
-import pytest_autotune.strategies.random_search
+import pytest_autotune.strategies.classic.exhaustive
+import pytest_autotune.strategies.classic.random_search
 import pytest_autotune.testing
 import pytest_autotune.tuning.tuner  # noqa: F401
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from tests.commands.test_hostile_commands import _huge_store
-from tests.plugin import test_compare as compare_tests
+from tests.plugin.compare import test_compare as compare_tests
+from tests.plugin.compare.git_commands import git
 from tests.plugin.conftest import TWO_TESTS
-from tests.plugin.git_commands import git
 from tests.test_input_file import fifo, returns_quickly
 
 

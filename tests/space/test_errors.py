@@ -178,7 +178,7 @@ def test_guard_in_the_same_condition_level_is_honoured_for_scalar_only_constrain
 
 
 def test_filter_keeping_too_many_values_is_refused_early(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_autotune.space import domain
+    from pytest_autotune.space.trees import domain
 
     monkeypatch.setattr(domain, "MAX_KEPT_VALUES", 1000)
     with pytest.raises(SpaceError, match="more than 1000 values") as info:
@@ -188,7 +188,7 @@ def test_filter_keeping_too_many_values_is_refused_early(monkeypatch: pytest.Mon
 
 
 def test_group_too_large_to_enumerate_names_the_parameter(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_autotune.space import build
+    from pytest_autotune.space.trees import build
 
     monkeypatch.setattr(build, "MAX_LEVEL_NODES", 5000)
     with pytest.raises(SpaceError, match="more than 5000") as info:

@@ -121,7 +121,7 @@ def test_membership_is_strict_about_types_and_keys() -> None:
 
 def test_neighbours_on_levels_too_wide_to_batch_match_the_oracle() -> None:
     from pytest_autotune.space.declaration import Declaration
-    from pytest_autotune.space.groups import BATCH_WIDTH
+    from pytest_autotune.space.trees.groups import BATCH_WIDTH
     from pytest_autotune.testing import BruteForceSpace
 
     def params() -> dict[str, object]:

@@ -24,10 +24,10 @@ from pytest_autotune.space import (
     build_space,
 )
 from pytest_autotune.space import params as params_package
-from pytest_autotune.space.bounds import Operand
-from pytest_autotune.space.domain import MAX_ENUMERATED_DOMAIN, MAX_PERMUTATION_ITEMS, check_enumerable
+from pytest_autotune.space.conditions.bounds import Operand
 from pytest_autotune.space.errors import SpaceError
 from pytest_autotune.space.params import to_python
+from pytest_autotune.space.trees.domain import MAX_ENUMERATED_DOMAIN, MAX_PERMUTATION_ITEMS, check_enumerable
 from pytest_autotune.testing.bruteforce import encode_value
 
 

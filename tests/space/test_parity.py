@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from pytest_autotune.space.chain import ChainSpace
-from pytest_autotune.space.groups import TreeGroup
 from pytest_autotune.space.params import Permutation, Real
+from pytest_autotune.space.trees.groups import TreeGroup
 from pytest_autotune.testing import BruteForceSpace
 
 Pair = tuple[ChainSpace, BruteForceSpace]

@@ -12,9 +12,9 @@ import pytest
 
 from pytest_autotune.replay import Replay, ReplayError
 from pytest_autotune.space import ConstraintError, Interval, Pow2, Set, build_space
-from pytest_autotune.space.constraints import Constraint
-from pytest_autotune.space.safe_expression import FUNCTIONS, MAX_DEPTH, check_restriction
-from pytest_autotune.space.vectorize import split_constraint
+from pytest_autotune.space.conditions.constraints import Constraint
+from pytest_autotune.space.conditions.safe_expression import FUNCTIONS, MAX_DEPTH, check_restriction
+from pytest_autotune.space.conditions.vectorize import split_constraint
 
 #: Known escapes and denial-of-service strings: (id, text with MARKER for a file path, construct the
 #: error must name). Each one that could run creates the marker file.

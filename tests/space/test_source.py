@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from pytest_autotune.space import source
-from pytest_autotune.space.source import locate
+from pytest_autotune.space.conditions import source
+from pytest_autotune.space.conditions.source import locate
 
 
 def _text(fn: Callable[..., Any]) -> str:

@@ -6,7 +6,7 @@ import numpy as np
 
 from pytest_autotune.space import Bool, Interval, Set, build_space
 from pytest_autotune.space.chain import ChainSpace
-from pytest_autotune.space.groups import FreeGroup, TreeGroup
+from pytest_autotune.space.trees.groups import FreeGroup, TreeGroup
 
 
 def _conv(w: int) -> ChainSpace:

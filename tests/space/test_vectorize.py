@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from pytest_autotune.space import Bool, Interval, Set, build_space
 from pytest_autotune.space.chain import ChainSpace
-from pytest_autotune.space.constraints import Constraint
+from pytest_autotune.space.conditions.constraints import Constraint
+from pytest_autotune.space.conditions.vectorize import Atom, split_constraint
 from pytest_autotune.space.declaration import Declaration
-from pytest_autotune.space.vectorize import Atom, split_constraint
 from pytest_autotune.testing import BruteForceSpace
 
 # -- random constraint sets: the vectorised build equals the scalar (brute-force) build -----------

@@ -10,7 +10,7 @@ import pytest
 from pytest_autotune.space.base import Points, Space
 from pytest_autotune.strategies import available_strategies
 from pytest_autotune.strategies.base import SpaceExhausted, Strategy
-from pytest_autotune.strategies.random_search import RandomSearch
+from pytest_autotune.strategies.classic.random_search import RandomSearch
 from pytest_autotune.testing import StrategyConformance, StrategyUnderTest
 
 #: Options that keep the expensive strategies quick on the suite's small spaces.
@@ -59,7 +59,7 @@ class TestAThirdPartyStrategy(StrategyConformance):
 
 
 @pytest.mark.parametrize(
-    "target", ["random", "pytest_autotune.strategies.random_search:RandomSearch", RandomSearch]
+    "target", ["random", "pytest_autotune.strategies.classic.random_search:RandomSearch", RandomSearch]
 )
 def test_a_strategy_is_named_by_registry_name_import_path_or_class(target: Any) -> None:
     assert StrategyUnderTest(target).cls is RandomSearch

@@ -8,8 +8,8 @@ import numpy as np
 
 from pytest_autotune.space import Space
 from pytest_autotune.space.base import Points
-from pytest_autotune.strategies.local import hamming_neighbours
-from pytest_autotune.strategies.moves import Neighbourhood, mix, random_walk, redraw_one, reflect_unit
+from pytest_autotune.strategies.classic.local import hamming_neighbours
+from pytest_autotune.strategies.classic.moves import Neighbourhood, mix, random_walk, redraw_one, reflect_unit
 
 
 def all_configs(space: Space) -> list[dict[str, Any]]:

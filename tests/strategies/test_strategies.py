@@ -17,7 +17,7 @@ from pytest_autotune.strategies import (
     parse_strategy_spec,
     register_strategy,
 )
-from pytest_autotune.strategies.random_search import RandomSearch
+from pytest_autotune.strategies.classic.random_search import RandomSearch
 from pytest_autotune.tuning.tuner import Tuner
 
 Objective = Callable[[dict[str, Any]], Outcome]

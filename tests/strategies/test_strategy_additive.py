@@ -9,8 +9,8 @@ import pytest
 
 from pytest_autotune.outcome import Outcome
 from pytest_autotune.space import Interval, Set, build_space
-from pytest_autotune.strategies.additive import AdditiveModel
-from pytest_autotune.strategies.local import LocalSearch
+from pytest_autotune.strategies.classic.additive import AdditiveModel
+from pytest_autotune.strategies.classic.local import LocalSearch
 
 
 def test_gain_is_the_difference_of_primal_ridge_effects() -> None:

@@ -25,7 +25,7 @@ from pytest_autotune.space import Interval, build_space
 from pytest_autotune.tuning.parallel import run_parallel
 from pytest_autotune.tuning.parallel.dask import DaskExecutor
 from pytest_autotune.tuning.tuner import Tuner
-from tests.tuner.dask_cluster import dask_cluster
+from tests.tuning.dask_cluster import dask_cluster
 
 OBJECTIVE = """
 import os, signal, time
@@ -46,7 +46,7 @@ def objective(config):
 
 def runner():
     from pytest_autotune.tuning.parallel.executor import ObjectiveRunner
-    from pytest_autotune.tuning.isolation import IsolatedObjective
+    from pytest_autotune.tuning.process.isolated import IsolatedObjective
 
     return ObjectiveRunner(IsolatedObjective(objective, timeout=60))
 """

@@ -18,7 +18,7 @@ def test_neighbours_differ_in_exactly_one_parameter() -> None:
 
 def test_neighbours_agree_with_the_local_search_moves() -> None:
     from pytest_autotune.space import Set, build_space
-    from pytest_autotune.strategies.local import hamming_neighbours
+    from pytest_autotune.strategies.classic.local import hamming_neighbours
 
     space = build_space(
         {"a": Set(1, 2, 4, 8), "b": Set(1, 2, 4), "c": Set(0, 1)}, ["a * b <= 16", "c == 0 or a > 1"]

@@ -12,7 +12,7 @@ from pytest_autotune.outcome import Outcome
 from pytest_autotune.space import Bool, Interval, Pow2, build_space
 from pytest_autotune.space.base import Space
 from pytest_autotune.strategies import register_strategy
-from pytest_autotune.strategies.random_search import RandomSearch
+from pytest_autotune.strategies.classic.random_search import RandomSearch
 from pytest_autotune.strategies.sources import SourceTrial, TransferSource
 from pytest_autotune.tuning.tuner import Tuner
 from pytest_autotune.tuning.warm_start import map_config, overlap, source_design

@@ -17,7 +17,7 @@ a name that needs it is first used. The modules:
   :class:`~pytest_autotune.backends.base.Backend` over all of the above (the plugin reaches it
   through the registry: ``get_backend("opencl")``);
 * :mod:`~pytest_autotune.backends.opencl.fixtures`: the ``cl_context`` and ``cl_queue`` fixtures;
-* :mod:`~pytest_autotune.backends.opencl.harness`: a ``@tunable`` OpenCL test as a library objective.
+* :mod:`~pytest_autotune.testing.opencl_objective`: a ``@tunable`` OpenCL test as a library objective.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from pytest_autotune.space.constraints import Constraint
+from pytest_autotune.space.conditions.constraints import Constraint
 from pytest_autotune.space.params import Set
 from pytest_autotune.warning_types import AutotuneWarning
 

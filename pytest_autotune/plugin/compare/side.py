@@ -4,7 +4,7 @@ A :class:`CompareSide` starts a worker in the ``compare`` role
 (:mod:`pytest_autotune.plugin.compare.worker`) from the reference commit's tree (``root``) or from
 the working tree (``root`` None), asks it to run the body once (:meth:`CompareSide.setup`) and then
 again for each measurement (:meth:`CompareSide.measure`). The worker machinery is the trial workers' own
-(:class:`~pytest_autotune.tuning.worker.Worker`): a crash or hang of the body ends in a
+(:class:`~pytest_autotune.tuning.process.worker.Worker`): a crash or hang of the body ends in a
 :class:`SideError`, not in a crash of pytest. Every problem comes back as a :class:`SideError`
 whose ``kind`` lets the caller choose between skipping and failing the test: the worker's
 :data:`~pytest_autotune.plugin.workers.protocol.NotServedKind` (``missing``: the tree has no such
@@ -35,7 +35,7 @@ from pytest_autotune.plugin.workers.protocol import (
     SideSetup,
     TrialReply,
 )
-from pytest_autotune.tuning.worker import Launched, Worker, WorkerFailure, WorkerStartError
+from pytest_autotune.tuning.process.worker import Launched, Worker, WorkerFailure, WorkerStartError
 
 if TYPE_CHECKING:
     import pytest

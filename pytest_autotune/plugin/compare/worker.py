@@ -37,7 +37,7 @@ from pytest_autotune.plugin.workers.protocol import (
     WorkerSpec,
 )
 from pytest_autotune.plugin.workers.runner import run_trial
-from pytest_autotune.tuning.worker_serve import serve_requests, watch_parent
+from pytest_autotune.tuning.process.serve import serve_requests, watch_parent
 
 if TYPE_CHECKING:
     import pytest

@@ -63,7 +63,7 @@ from pytest_autotune.timing.regression import (
     baseline_decided,
     between_process_noise,
 )
-from pytest_autotune.tuning.worker import WorkerStartError
+from pytest_autotune.tuning.process.worker import WorkerStartError
 
 if TYPE_CHECKING:
     import pytest

@@ -32,7 +32,7 @@ from pytest_autotune.plugin.report.summary_text import (
 from pytest_autotune.plugin.workers.runner import InProcessTrials
 from pytest_autotune.timing.clock import on_clock
 from pytest_autotune.timing.measure import round_significant
-from pytest_autotune.tuning.worker import WorkerStartError
+from pytest_autotune.tuning.process.worker import WorkerStartError
 from pytest_autotune.warning_types import AutotuneSharedFixtureWarning, AutotuneWarning, take_escalated, warn
 
 if TYPE_CHECKING:

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from pytest_autotune.plugin.workers.protocol import ENV_VAR, WorkerRole, WorkerSpec
-from pytest_autotune.tuning.worker import Launched
+from pytest_autotune.tuning.process.worker import Launched
 
 if TYPE_CHECKING:
     import pytest
@@ -105,7 +105,7 @@ def _private_dir() -> Path:
 
 
 class _PopenChild:
-    """:class:`~pytest_autotune.tuning.isolation.Child` over a worker started in its own process group.
+    """:class:`~pytest_autotune.tuning.process.isolated.Child` over a worker started in its own process group.
 
     The exit status is read without reaping the process (``waitid`` with ``WNOWAIT``), so until
     :meth:`kill` reaps it its process id, which is also its group's id, cannot be reused: killing

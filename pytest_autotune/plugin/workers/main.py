@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_autotune.backends import restart_needed
 from pytest_autotune.plugin.workers.protocol import BodyEnded, TrialReply, TrialRequest, WorkerSpec
 from pytest_autotune.plugin.workers.runner import run_trial
-from pytest_autotune.tuning.worker_serve import serve_requests, watch_parent
+from pytest_autotune.tuning.process.serve import serve_requests, watch_parent
 
 if TYPE_CHECKING:
     import pytest

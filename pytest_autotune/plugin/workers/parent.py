@@ -7,7 +7,7 @@ test's node id, creates its fixtures (conftest timers included) and then, instea
 body once, serves trials: receive a configuration, call the body
 (:func:`~pytest_autotune.plugin.workers.runner.run_trial`), send back the samples and the outcome label. The
 parent keeps the tuner and the journal; a worker that crashes or hangs fails that trial only
-(:mod:`pytest_autotune.tuning.isolation`), and the next trial starts a new worker.
+(:mod:`pytest_autotune.tuning.process.isolated`), and the next trial starts a new worker.
 
 How a worker is started, what it inherits from the parent (rootdir, ini file, plugins, import
 mode, ``-o``/``-W``, the environment less ``PYTEST_ADDOPTS``, and the test's device) and where its
@@ -59,7 +59,7 @@ from pytest_autotune.plugin.workers.protocol import (
     WorkerRole,
 )
 from pytest_autotune.plugin.workers.runner import BodyRun
-from pytest_autotune.tuning.worker import Launched, Worker, WorkerFailure
+from pytest_autotune.tuning.process.worker import Launched, Worker, WorkerFailure
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -141,7 +141,7 @@ class IsolatedTrials:
 
     def wait_ready(self) -> None:
         """Wait until the worker set the test up (started now if it was not); raises
-        :class:`~pytest_autotune.tuning.worker.WorkerStartError` when it cannot."""
+        :class:`~pytest_autotune.tuning.process.worker.WorkerStartError` when it cannot."""
         self.worker.wait_ready()
 
     def close(self) -> None:

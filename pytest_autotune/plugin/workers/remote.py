@@ -21,7 +21,7 @@ from pytest_autotune.plugin.workers.launch import WorkerRecipe, worker_recipe
 from pytest_autotune.plugin.workers.parent import IsolatedTrials
 from pytest_autotune.plugin.workers.protocol import ENV_VAR
 from pytest_autotune.plugin.workers.runner import BodyRun
-from pytest_autotune.tuning.worker import WorkerStartError
+from pytest_autotune.tuning.process.worker import WorkerStartError
 
 if TYPE_CHECKING:
     import pytest

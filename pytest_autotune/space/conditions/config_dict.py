@@ -13,7 +13,7 @@ passes parameters by argument name: ``lambda block_size_x, block_size_y: ...``. 
 
 So the two never collide: a dict argument is recognised only when its name is not a parameter's.
 To know which parameters a dict callable reads (the chain of trees checks each condition as soon
-as those are known) its source is read (:func:`pytest_autotune.space.source.locate`): when the
+as those are known) its source is read (:func:`pytest_autotune.space.conditions.source.locate`): when the
 argument is used only as ``p["name"]`` with literal names, the callable reads exactly those and its
 expression is rewritten to read them by name (``p["x"] > 1`` becomes ``x > 1``), so that it is
 evaluated over arrays like any other; otherwise (``p.get(...)``, ``p[key]``, no source) it reads
@@ -30,8 +30,8 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_autotune.space.conditions.source import compile_lambda, function_namespace, locate
 from pytest_autotune.space.errors import ConstraintError
-from pytest_autotune.space.source import compile_lambda, function_namespace, locate
 
 __all__ = ["ConfigCallable", "bind_config_callable", "call_with_config", "dict_argument"]
 

@@ -4,7 +4,7 @@ A constraint reads parameters by argument name: ``lambda WPT, LS: LS <= WPT``
 reads ``WPT`` and ``LS``. Arguments with a default whose name is not a
 parameter keep their default (the usual way to bind a value in a lambda).
 Kernel Tuner restriction strings (``"MWG % (MDIMC*VWM) == 0"``) are checked
-against a syntax whitelist (:mod:`pytest_autotune.space.safe_expression`) and
+against a syntax whitelist (:mod:`pytest_autotune.space.conditions.safe_expression`) and
 compiled to the same form, so both kinds share one evaluation path.
 """
 
@@ -16,10 +16,10 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_autotune.space.config_dict import bind_config_callable, dict_argument
+from pytest_autotune.space.conditions.config_dict import bind_config_callable, dict_argument
+from pytest_autotune.space.conditions.safe_expression import check_restriction, restricted_namespace
+from pytest_autotune.space.conditions.source import compile_lambda, constant_names, function_namespace, locate
 from pytest_autotune.space.errors import ConstraintError
-from pytest_autotune.space.safe_expression import check_restriction, restricted_namespace
-from pytest_autotune.space.source import compile_lambda, constant_names, function_namespace, locate
 
 __all__ = ["Constraint", "callable_source", "is_boolean"]
 
@@ -90,7 +90,7 @@ class Constraint:
         """Wrap ``fn``; its argument names must be parameter names in ``names``.
 
         A callable taking the whole configuration as one dict (``lambda p: p["x"] > 1``, Kernel
-        Tuner style; see :mod:`pytest_autotune.space.config_dict`) is accepted too: it reads the
+        Tuner style; see :mod:`pytest_autotune.space.conditions.config_dict`) is accepted too: it reads the
         parameters it indexes, and its source text (hashed into ``space_hash``) stays as written.
         """
         where = f"where= of parameter {owner!r}" if owner else f"constraint {getattr(fn, '__name__', fn)!r}"
@@ -131,7 +131,7 @@ class Constraint:
         """Compile a Kernel Tuner restriction string such as ``"MWG % VWM == 0"``.
 
         The string is checked against a syntax whitelist first
-        (:func:`~pytest_autotune.space.safe_expression.check_restriction`): strings may come from
+        (:func:`~pytest_autotune.space.conditions.safe_expression.check_restriction`): strings may come from
         downloaded data files, so nothing but plain arithmetic and comparisons may become code.
         """
         tree = check_restriction(text, names)

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from pytest_autotune.space.source import compile_lambda
+from pytest_autotune.space.conditions.source import compile_lambda
 
 __all__ = ["HELPERS", "compile_expression", "conjuncts", "names_read", "rewrite"]
 

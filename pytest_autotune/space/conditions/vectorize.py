@@ -6,11 +6,11 @@ so that each condition is checked as soon as the parameters it reads are known. 
 evaluated over arrays by the first of these plans that passes a cross-check against scalar calls:
 
 1. the expression as written, called with arrays;
-2. the expression rewritten into numpy logic (:mod:`pytest_autotune.space.rewrite`);
+2. the expression rewritten into numpy logic (:mod:`pytest_autotune.space.conditions.rewrite`);
 3. scalar calls, one per combination (always right, slowest).
 
 Integer inputs are cast to the smallest dtype that a static magnitude bound
-(:mod:`pytest_autotune.space.bounds`) proves free of overflow: int32 (several times faster for
+(:mod:`pytest_autotune.space.conditions.bounds`) proves free of overflow: int32 (several times faster for
 ``%`` and ``//``), int64, or Python integers in object arrays when no bound below 2**63 exists.
 The cross-check compares the vectorised result with scalar calls on a sample holding the extreme
 values of every input (domain ends and the extremes of the actual arguments) plus well-spread
@@ -31,12 +31,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from pytest_autotune.space.bounds import INT32_MAX, INT64_MAX, Operand, analyse
-from pytest_autotune.space.constraints import Constraint, is_boolean
+from pytest_autotune.space.conditions.bounds import INT32_MAX, INT64_MAX, Operand, analyse
+from pytest_autotune.space.conditions.constraints import Constraint, is_boolean
+from pytest_autotune.space.conditions.rewrite import compile_expression, conjuncts, names_read, rewrite
+from pytest_autotune.space.conditions.source import function_namespace, locate, resolve_name
 from pytest_autotune.space.errors import ConstraintError, SpaceError
 from pytest_autotune.space.params.base import Param
-from pytest_autotune.space.rewrite import compile_expression, conjuncts, names_read, rewrite
-from pytest_autotune.space.source import function_namespace, locate, resolve_name
 
 __all__ = ["Atom", "UndefinedValues", "split_constraint"]
 

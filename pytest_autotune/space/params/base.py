@@ -24,7 +24,7 @@ from typing import Any, ClassVar, Final, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from pytest_autotune.space.bounds import Operand
+from pytest_autotune.space.conditions.bounds import Operand
 from pytest_autotune.space.errors import SpaceError
 
 __all__ = ["LOG_SPAN_RATIO", "NO_DEFAULT", "FeatureKind", "Param", "to_python"]
@@ -190,7 +190,7 @@ class Param(ABC):
 
     # -- constraint analysis ---------------------------------------------------
     def operand(self) -> Operand:
-        """What the constraint analysis knows of the values (:mod:`~pytest_autotune.space.bounds`)."""
+        """What constraint analysis knows of the values (:mod:`~pytest_autotune.space.conditions.bounds`)."""
         values = self.values()
         kind = values.dtype.kind
         if kind == "b":

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from pytest_autotune.space.bounds import Operand
+from pytest_autotune.space.conditions.bounds import Operand
 from pytest_autotune.space.errors import SpaceError
 from pytest_autotune.space.params.base import (
     NO_DEFAULT,

@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from pytest_autotune.space.domain_values import Domain
+from pytest_autotune.space.conditions.vectorize import Atom, UndefinedValues
 from pytest_autotune.space.errors import EmptySpaceError, SpaceError
-from pytest_autotune.space.tree import FlatTree
-from pytest_autotune.space.vectorize import Atom, UndefinedValues
+from pytest_autotune.space.trees.domain_values import Domain
+from pytest_autotune.space.trees.tree import FlatTree
 
 __all__ = ["MAX_LEVEL_NODES", "build_tree"]
 

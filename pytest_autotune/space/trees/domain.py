@@ -12,11 +12,11 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from pytest_autotune.space.domain_values import Domain
+from pytest_autotune.space.conditions.vectorize import Atom
 from pytest_autotune.space.errors import EmptySpaceError, SpaceError
 from pytest_autotune.space.params.base import Param
 from pytest_autotune.space.params.permutation import MAX_PERMUTATION_ITEMS
-from pytest_autotune.space.vectorize import Atom
+from pytest_autotune.space.trees.domain_values import Domain
 
 __all__ = ["MAX_ENUMERATED_DOMAIN", "MAX_PERMUTATION_ITEMS", "Domain", "check_enumerable", "filter_domain"]
 

@@ -1,7 +1,7 @@
 """A parameter's filtered values, addressed by rank: the value type the space builder's stages share.
 
-:mod:`pytest_autotune.space.domain` makes a :class:`Domain` (filtering by unary conditions); the
-flat trees (:mod:`pytest_autotune.space.tree`) and their builder read one. It sits in its own leaf
+:mod:`pytest_autotune.space.trees.domain` makes a :class:`Domain` (filtering by unary conditions); the
+flat trees (:mod:`pytest_autotune.space.trees.tree`) and their builder read one. It sits in its own leaf
 module so that those stages are siblings rather than each importing the previous one.
 """
 

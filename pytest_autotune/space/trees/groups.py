@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from pytest_autotune.space.errors import SpaceError
 from pytest_autotune.space.params.base import Param, to_python
-from pytest_autotune.space.tree import FlatTree
+from pytest_autotune.space.trees.tree import FlatTree
 
 __all__ = ["MAX_FREE_DOMAIN", "FreeGroup", "Group", "TreeGroup"]
 

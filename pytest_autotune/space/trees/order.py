@@ -1,7 +1,7 @@
 """Independent parameter groups and the level order of each group's tree.
 
 Groups are the connected components of "an atom reads both a and b" (atoms are the conditions
-of :mod:`pytest_autotune.space.vectorize`; splitting a constraint's ``and`` can make groups
+of :mod:`pytest_autotune.space.conditions.vectorize`; splitting a constraint's ``and`` can make groups
 smaller than the constraints alone would). Inside a group the order is topological with respect
 to ``where=`` dependencies (a parameter comes after the parameters its ``where=`` reads) and
 otherwise greedy: next comes the parameter that completes the most conditions (so they prune
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pytest_autotune.space.vectorize import Atom
+from pytest_autotune.space.conditions.vectorize import Atom
 
 __all__ = ["GroupPlan", "group_parameters", "level_order"]
 

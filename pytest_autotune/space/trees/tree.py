@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from pytest_autotune.space.domain_values import Domain
 from pytest_autotune.space.params.base import Param
+from pytest_autotune.space.trees.domain_values import Domain
 
 __all__ = ["DENSE_LOOKUP", "FlatTree", "TreeLevel"]
 

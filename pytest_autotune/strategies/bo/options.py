@@ -74,7 +74,7 @@ class BOOptions:
     * ``kernel``: ``"matern"`` (Matern-5/2 over BaCO's mixed distance) or
       ``"matern+additive"`` (plus a fitted share of an equality kernel: one
       random effect per parameter value, see
-      :class:`~pytest_autotune.strategies.bo.kernels.EqualityKernel`).
+      :class:`~pytest_autotune.strategies.bo.model.kernels.EqualityKernel`).
     * ``additive_scale``: prior mean of the additive kernel's output scale
       (standardised target units; a gamma prior of shape 1.5).
     * ``interaction_scale``: prior mean of the output scale of a

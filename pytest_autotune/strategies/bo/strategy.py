@@ -41,16 +41,16 @@ from pytest_autotune.space.base import Points, Space
 from pytest_autotune.space.params.base import NO_DEFAULT
 from pytest_autotune.strategies.base import SpaceExhausted, Strategy
 from pytest_autotune.strategies.bo.design import default_design_size, latin_hypercube_design
-from pytest_autotune.strategies.bo.encoding import Encoding
 from pytest_autotune.strategies.bo.escape import changed_parameters, trials_since_gain
+from pytest_autotune.strategies.bo.model.encoding import Encoding
 from pytest_autotune.strategies.bo.optimizer import AcquisitionOptimizer, ScoreFn
 from pytest_autotune.strategies.bo.options import MODELLED_FAILURES, BOOptions
 from pytest_autotune.strategies.sources import TransferSource, map_sources
 
 if TYPE_CHECKING:
-    from pytest_autotune.strategies.bo.feasibility import FeasibilityModel
-    from pytest_autotune.strategies.bo.surrogate import GPSurrogate
-    from pytest_autotune.strategies.bo.transfer import Predictor, TransferModel
+    from pytest_autotune.strategies.bo.model.feasibility import FeasibilityModel
+    from pytest_autotune.strategies.bo.model.surrogate import GPSurrogate
+    from pytest_autotune.strategies.bo.model.transfer import Predictor, TransferModel
 
 __all__ = ["FAILURE_PENALTY", "BayesianOptimization"]
 
@@ -95,8 +95,8 @@ class BayesianOptimization(Strategy):
             products=self.options.products,
         )
         # Heavy imports happen here, on first use of the strategy.
-        from pytest_autotune.strategies.bo.feasibility import FeasibilityModel
-        from pytest_autotune.strategies.bo.surrogate import GPSurrogate
+        from pytest_autotune.strategies.bo.model.feasibility import FeasibilityModel
+        from pytest_autotune.strategies.bo.model.surrogate import GPSurrogate
 
         self.surrogate: GPSurrogate = GPSurrogate(
             self.encoding,
@@ -130,7 +130,7 @@ class BayesianOptimization(Strategy):
         self.transfer: TransferModel | None = None
         mapped = map_sources(sources, space)
         if mapped:
-            from pytest_autotune.strategies.bo.transfer import TransferModel
+            from pytest_autotune.strategies.bo.model.transfer import TransferModel
 
             self.transfer = TransferModel(mapped, self.encoding, self.options, rng)
         self._model_suggestions = 0

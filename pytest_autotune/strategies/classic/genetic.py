@@ -26,7 +26,7 @@ import numpy as np
 
 from pytest_autotune.space.base import Points, Space
 from pytest_autotune.strategies.archive import ArchiveStrategy
-from pytest_autotune.strategies.moves import mix, random_walk, redraw_one
+from pytest_autotune.strategies.classic.moves import mix, random_walk, redraw_one
 from pytest_autotune.strategies.options import check_int, check_real
 from pytest_autotune.strategies.unseen import key_of
 

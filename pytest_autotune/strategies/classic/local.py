@@ -43,9 +43,9 @@ import numpy as np
 from pytest_autotune.outcome import Outcome
 from pytest_autotune.space.base import Config, Points, Space
 from pytest_autotune.space.params.base import to_python
-from pytest_autotune.strategies.additive import AdditiveModel
 from pytest_autotune.strategies.archive import ArchiveStrategy
-from pytest_autotune.strategies.moves import mix, redraw_one
+from pytest_autotune.strategies.classic.additive import AdditiveModel
+from pytest_autotune.strategies.classic.moves import mix, redraw_one
 from pytest_autotune.strategies.options import check_int, check_real
 from pytest_autotune.strategies.unseen import key_of
 

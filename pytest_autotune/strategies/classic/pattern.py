@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 from pytest_autotune.space.base import Points, Space
 from pytest_autotune.strategies.archive import ArchiveStrategy
-from pytest_autotune.strategies.moves import from_unit, reflect_unit
+from pytest_autotune.strategies.classic.moves import from_unit, reflect_unit
 from pytest_autotune.strategies.options import check_real
 from pytest_autotune.strategies.unseen import key_of
 

@@ -8,7 +8,7 @@ the device chosen in its environment, e.g. ``PYOPENCL_CTX=0:1``, and with
 daemonic process may not start the trial worker with ``multiprocessing``) and keeps one persistent trial
 worker alive for the run: the first trial a Dask worker gets calls the run's ``runner_factory``
 there (an :class:`~pytest_autotune.tuning.parallel.executor.ObjectiveRunner` over an
-:class:`~pytest_autotune.tuning.isolation.IsolatedObjective`, say), and later trials of the run on
+:class:`~pytest_autotune.tuning.process.isolated.IsolatedObjective`, say), and later trials of the run on
 that Dask worker reuse it, until :meth:`DaskExecutor.close` stops it. A crash or hang inside a
 trial is the runner's business (its worker process turns it into a failed result and restarts),
 exactly as on the local executor.

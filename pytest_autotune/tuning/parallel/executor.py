@@ -28,8 +28,8 @@ finish. The contract an executor keeps:
 :class:`LocalExecutor` is the implementation for the devices of this host: one thread per slot
 drives that slot's :class:`SlotRunner` (the plugin's per-device
 :class:`~pytest_autotune.plugin.workers.parent.IsolatedTrials`, or a library
-:class:`~pytest_autotune.tuning.isolation.IsolatedObjective` through :class:`ObjectiveRunner`), whose
-own worker (:mod:`pytest_autotune.tuning.worker`) already turns a crash or a hang into a failed
+:class:`~pytest_autotune.tuning.process.isolated.IsolatedObjective` through :class:`ObjectiveRunner`), whose
+own worker (:mod:`pytest_autotune.tuning.process.worker`) already turns a crash or a hang into a failed
 result and restarts on the next request. Threads suffice: a slot's thread only waits on its worker's
 pipe, so the evaluation itself runs in the worker processes, in parallel. An executor for other
 hosts implements the same five calls (e.g. over Dask futures: ``submit`` = ``client.submit`` with

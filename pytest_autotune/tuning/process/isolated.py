@@ -10,12 +10,12 @@ parent killed with SIGKILL leaves no worker behind, even one stuck in a hung tri
 The pieces, each in its own module so that the parent and the child side can be read (and started)
 apart:
 
-* :mod:`~pytest_autotune.tuning.worker_protocol`: the messages over the pipe;
-* :mod:`~pytest_autotune.tuning.worker`: the parent side, :class:`Worker` (start, deadline, restart,
+* :mod:`~pytest_autotune.tuning.process.protocol`: the messages over the pipe;
+* :mod:`~pytest_autotune.tuning.process.worker`: the parent side, :class:`Worker` (start, deadline, restart,
   kill) and the failures it reports;
-* :mod:`~pytest_autotune.tuning.worker_serve`: the child side, :func:`serve_requests` and
+* :mod:`~pytest_autotune.tuning.process.serve`: the child side, :func:`serve_requests` and
   :func:`watch_parent`;
-* :mod:`~pytest_autotune.tuning.worker_output`: the part of a dead worker's output quoted in its
+* :mod:`~pytest_autotune.tuning.process.output`: the part of a dead worker's output quoted in its
   failure.
 
 This module applies them to the library: :class:`IsolatedObjective` wraps an objective for
@@ -37,7 +37,10 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from pytest_autotune.outcome import Outcome
-from pytest_autotune.tuning.worker import (
+from pytest_autotune.tuning.process.output import output_excerpt
+from pytest_autotune.tuning.process.protocol import STOP, Ready, Reply
+from pytest_autotune.tuning.process.serve import resident_bytes, serve_requests, watch_parent
+from pytest_autotune.tuning.process.worker import (
     Child,
     Launched,
     Worker,
@@ -46,9 +49,6 @@ from pytest_autotune.tuning.worker import (
     WorkerStats,
     describe_exit,
 )
-from pytest_autotune.tuning.worker_output import output_excerpt
-from pytest_autotune.tuning.worker_protocol import STOP, Ready, Reply
-from pytest_autotune.tuning.worker_serve import resident_bytes, serve_requests, watch_parent
 
 __all__ = [
     "STOP",

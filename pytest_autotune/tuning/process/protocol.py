@@ -1,7 +1,7 @@
 """What a tuning worker process and its parent say to each other over their pipe.
 
-The parent (:class:`~pytest_autotune.tuning.worker.Worker`) and the child
-(:func:`~pytest_autotune.tuning.worker_serve.serve_requests`) run different code, often started
+The parent (:class:`~pytest_autotune.tuning.process.worker.Worker`) and the child
+(:func:`~pytest_autotune.tuning.process.serve.serve_requests`) run different code, often started
 differently (``multiprocessing`` for the library, a pytest sub-session for the plugin), so the few
 things both sides must agree on live here and nowhere else: the messages (pickled objects over a
 :class:`multiprocessing.connection.Connection`) and the exit status of a worker whose parent is gone.

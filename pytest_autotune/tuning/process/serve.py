@@ -1,8 +1,8 @@
 """The worker side of trial isolation: answer requests until told to stop, and die with the parent.
 
-Whatever starts a worker (``multiprocessing`` in :mod:`pytest_autotune.tuning.isolation`, a pytest
+Whatever starts a worker (``multiprocessing`` in :mod:`pytest_autotune.tuning.process.isolated`, a pytest
 sub-session in :mod:`pytest_autotune.plugin.workers.main`) ends in :func:`serve_requests` with a
-handler of its own, so the exchange with the parent (:mod:`pytest_autotune.tuning.worker_protocol`)
+handler of its own, so the exchange with the parent (:mod:`pytest_autotune.tuning.process.protocol`)
 is written once. :func:`watch_parent` makes an orphan exit by itself: a parent killed with SIGKILL
 cannot stop its worker, and a worker stuck in a hung trial would otherwise live on.
 """
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
-from pytest_autotune.tuning.worker_protocol import ORPHAN_STATUS, STOP, Ready, Reply
+from pytest_autotune.tuning.process.protocol import ORPHAN_STATUS, STOP, Ready, Reply
 
 __all__ = ["resident_bytes", "serve_requests", "watch_parent"]
 

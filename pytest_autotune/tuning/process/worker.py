@@ -4,7 +4,7 @@
 
 * the child dies (segfault, ``abort()``, ``os._exit``, out-of-memory kill): the request fails with
   label ``runtime`` and the exit named (``killed by signal SIGSEGV (Segmentation fault)``), plus the
-  end of the child's output when it writes to a log file (:mod:`pytest_autotune.tuning.worker_output`);
+  end of the child's output when it writes to a log file (:mod:`pytest_autotune.tuning.process.output`);
 * no reply before the deadline: the child's process group is killed and the request fails with
   label ``timeout``;
 * the child's memory grew by more than a limit since it started (a leak across trials): the reply
@@ -15,7 +15,7 @@
 A replacement starts on the next request, so the caller just goes on. How a child is started is
 not this class's business: the caller passes a ``launch`` function returning :class:`Launched` (a
 :class:`Child` process and the parent's end of its pipe), so the library
-(:mod:`pytest_autotune.tuning.isolation`) and the pytest plugin
+(:mod:`pytest_autotune.tuning.process.isolated`) and the pytest plugin
 (:mod:`pytest_autotune.plugin.workers.parent`) share this logic while starting workers their own way.
 """
 
@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any, Final, Protocol
 
 from pytest_autotune.outcome import Label, Outcome
-from pytest_autotune.tuning.worker_output import log_size, output_since
-from pytest_autotune.tuning.worker_protocol import STOP, Ready, Reply
+from pytest_autotune.tuning.process.output import log_size, output_since
+from pytest_autotune.tuning.process.protocol import STOP, Ready, Reply
 
 __all__ = [
     "STOP_SECONDS",
@@ -151,7 +151,7 @@ class Worker:
     """Parent side of one persistent worker (see the module docstring).
 
     ``launch()`` starts a child that runs
-    :func:`~pytest_autotune.tuning.worker_serve.serve_requests`; ``timeout`` limits each request
+    :func:`~pytest_autotune.tuning.process.serve.serve_requests`; ``timeout`` limits each request
     (None: no limit), ``start_timeout`` the time until the child is ready, and ``memory_limit``
     (bytes, None: no limit) the growth of its resident memory since it was ready.
     """

@@ -16,13 +16,13 @@ from pytest_autotune.backends.cuda.device import device_limits
 from pytest_autotune.backends.cuda.errors import CudaResourceError
 from pytest_autotune.backends.cuda.nvrtc import compile_cuda
 from pytest_autotune.backends.launch_limits import prune_space
-from pytest_autotune.backends.opencl.harness import load_test_function
+from pytest_autotune.testing.opencl_objective import load_test_function
 
 from .fake_driver import H100_LIKE
 
 pytest.importorskip("cuda.bindings.nvrtc", reason="needs cuda-python (pip install '.[cuda]')")
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "example_kernels" / "cuda"
 KERNELS = {"gemm": "gemm.cu", "reduction": "reduction.cu", "pnpoly": "pnpoly.cu"}
 EXTRA_DEFINES = {"pnpoly": {"VERTICES": 600}}

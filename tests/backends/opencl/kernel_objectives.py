@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("pyopencl")
-from pytest_autotune.backends.opencl.harness import KernelTestObjective, load_test_function
+from pytest_autotune.testing.opencl_objective import KernelTestObjective, load_test_function
 
 _objectives: dict[Path, KernelTestObjective] = {}
 

@@ -20,9 +20,9 @@ pytest.importorskip("pyopencl")  # the example modules import it
 from pytest_autotune.api import TunableSpec, get_spec
 from pytest_autotune.backends.base import DeviceLimits
 from pytest_autotune.backends.launch_limits import limit_constraints
-from pytest_autotune.backends.opencl.harness import load_test_function
+from pytest_autotune.testing.opencl_objective import load_test_function
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 Sizes = tuple[tuple[int, ...], tuple[int, ...]]
 
 #: The launches the examples wrote by hand before they declared a geometry.

@@ -24,7 +24,7 @@ from pytest_autotune.store.document import dumps, entry_text, read_document
 from pytest_autotune.store.reading import Store
 from pytest_autotune.tuning.warm_start import overlap, source_design
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SHIPPED = ROOT / "example_kernels" / "autotune.json"
 
 

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 pytest.importorskip("pyopencl")
-from pytest_autotune.backends.opencl.harness import KernelTestObjective
-from tests.opencl.kernel_objectives import objective_for_file
+from pytest_autotune.testing.opencl_objective import KernelTestObjective
+from tests.backends.opencl.kernel_objectives import objective_for_file
 
 pytestmark = pytest.mark.opencl  # skipped, with the reason, when no device can build a kernel
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "example_kernels"
+EXAMPLES = Path(__file__).resolve().parents[3] / "example_kernels"
 KERNELS = ["saxpy", "gemm", "conv2d", "reduction", "transpose"]
 LIMIT_ERRORS = ("INVALID_WORK_GROUP_SIZE", "INVALID_WORK_ITEM_SIZE", "OUT_OF_RESOURCES")
 

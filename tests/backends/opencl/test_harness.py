@@ -6,7 +6,7 @@ import pytest
 cl = pytest.importorskip("pyopencl")
 pytestmark = pytest.mark.opencl  # skipped, with the reason, when no device can build a kernel
 from pytest_autotune import Bool, Set, tunable  # noqa: E402
-from pytest_autotune.backends.opencl.harness import KernelTestObjective, load_test_function  # noqa: E402
+from pytest_autotune.testing.opencl_objective import KernelTestObjective, load_test_function  # noqa: E402
 
 FILL_SOURCE = """
 __kernel void fill(__global float* x) {

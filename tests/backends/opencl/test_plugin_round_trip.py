@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("pyopencl")
 pytestmark = pytest.mark.opencl  # skipped, with the reason, when no device can build a kernel
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "example_kernels"
+EXAMPLES = Path(__file__).resolve().parents[3] / "example_kernels"
 
 
 def test_tune_then_check_the_saxpy_example(pytester: pytest.Pytester) -> None:

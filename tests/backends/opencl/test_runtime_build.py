@@ -23,7 +23,7 @@ from pytest_autotune import runtime  # noqa: E402
 from pytest_autotune.backends import BackendError, opencl  # noqa: E402
 from pytest_autotune.backends.opencl.defines import define_source  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 KERNEL = ROOT / "example_kernels" / "saxpy.cl"
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "example_kernels" / "triton" / "test_matmul.py"
+EXAMPLE = Path(__file__).resolve().parents[3] / "example_kernels" / "triton" / "test_matmul.py"
 
 CONFTEST = """
 import pytest

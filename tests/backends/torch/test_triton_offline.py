@@ -18,7 +18,7 @@ from pytest_autotune.backends.cuda.errors import CudaLaunchError, context_lost, 
 from pytest_autotune.backends.torch.errors import classify_triton_error
 from pytest_autotune.space import build_space
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "example_kernels" / "triton"
+EXAMPLES = Path(__file__).resolve().parents[3] / "example_kernels" / "triton"
 H100 = DeviceLimits(1024, (1024, 1024, 64), 48 << 10, 227 << 10)
 MATMUL_SIGNATURE = {
     **dict.fromkeys(("a_ptr", "b_ptr", "c_ptr"), "*fp16"),

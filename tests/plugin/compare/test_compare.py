@@ -34,7 +34,7 @@ from pytest_autotune.plugin.compare.pair import (
     run_pairs,
 )
 from pytest_autotune.plugin.compare.report import JSON_KEYS
-from tests.plugin.git_commands import committed_project, git
+from tests.plugin.compare.git_commands import committed_project, git
 
 # The measured function returns the seconds it stands for; a jitter of +-1% cycles through the calls.
 TIMER = """

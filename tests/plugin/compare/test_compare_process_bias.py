@@ -29,7 +29,7 @@ from pytest_autotune.plugin.compare.pair import (
     run_pairs,
 )
 from pytest_autotune.timing.paired import SequentialPlan, measure_until_decided
-from tests.plugin.git_commands import git
+from tests.plugin.compare.git_commands import git
 
 # The n-th worker process of a side (REF or the working tree) for a test takes the n-th bias of
 # its list (cycling); the first pair's biases make a +5% change look 7% faster, the others do not.

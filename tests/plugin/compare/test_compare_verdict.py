@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from pytest_autotune.plugin.compare.git_ref import REF_DIR_PREFIX
-from tests.plugin.git_commands import committed_project
+from tests.plugin.compare.git_commands import committed_project
 
 CONFTEST = f"""
 import itertools

@@ -18,7 +18,7 @@ from pytest_autotune.plugin.compare.git_ref import (
     resolve_ref,
     uncommitted,
 )
-from tests.plugin.git_commands import git
+from tests.plugin.compare.git_commands import git
 
 
 @pytest.fixture

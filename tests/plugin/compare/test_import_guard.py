@@ -33,7 +33,7 @@ def trees(tmp_path: Path) -> tuple[Path, Path]:
 def _finder(
     ref: Path, working: Path, packages: dict[str, str | None], outside: tuple[str, ...] = ()
 ) -> TreeFinder:
-    exempt = str(Path(__file__).resolve().parents[2] / "pytest_autotune")
+    exempt = str(Path(__file__).resolve().parents[3] / "pytest_autotune")
     return TreeFinder(GuardSpec("REF main", str(ref), str(working), packages, exempt, outside))
 
 

@@ -148,7 +148,7 @@ def test_configurations_beyond_the_device_limits_are_never_run(
 
 def test_the_space_hash_does_not_depend_on_the_device_limits(limited_project: pytest.Pytester) -> None:
     from pytest_autotune.api import get_spec
-    from pytest_autotune.backends.opencl.harness import load_test_function
+    from pytest_autotune.testing.opencl_objective import load_test_function
 
     for device in ("small", "tiny"):
         limited_project.runpytest("--autotune", f"--autotune-device={device}").assert_outcomes(passed=1)

@@ -176,7 +176,7 @@ def test_describe_states_the_rule_with_its_numbers() -> None:
 
 
 def test_the_documentation_states_the_rule_of_the_module() -> None:
-    page = Path(__file__).resolve().parents[2] / "docs" / "reference" / "commands.md"
+    page = Path(__file__).resolve().parents[3] / "docs" / "reference" / "commands.md"
     text = page.read_text(encoding="utf-8")
     assert DEFAULT_RULE.describe() in text
     assert f"up to {CONFIRMATIONS + 1} measurements" in text

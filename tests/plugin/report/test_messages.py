@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_autotune.tuning.worker import Launched, Worker, WorkerStartError
-from tests.plugin.git_commands import git
+from pytest_autotune.tuning.process.worker import Launched, Worker, WorkerStartError
+from tests.plugin.compare.git_commands import git
 from tests.plugin.test_bad_input import PARAMETRIZED
 
 OBJECTIVE_NOT_RECORDED = """

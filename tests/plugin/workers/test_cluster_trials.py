@@ -23,7 +23,7 @@ from pytest_autotune.plugin.workers.remote import RemoteTrials, lost_trial
 from pytest_autotune.tuning.parallel import run_parallel
 from pytest_autotune.tuning.parallel.dask import DaskExecutor
 from pytest_autotune.tuning.tuner import Tuner
-from tests.tuner.dask_cluster import dask_cluster
+from tests.tuning.dask_cluster import dask_cluster
 
 TEST = """
 import os

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from pytest_autotune.outcome import Label
-from pytest_autotune.strategies.bo.feasibility import FeasibilityModel
+from pytest_autotune.strategies.bo.model.feasibility import FeasibilityModel
 
 
 def labelled(n: int, seed: int) -> tuple[np.ndarray, list[Label]]:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from pytest_autotune.strategies.bo.kernels import (
+from pytest_autotune.strategies.bo.model.kernels import (
     BlockDistance,
     CategoricalDistance,
     EqualityKernel,

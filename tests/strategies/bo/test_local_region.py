@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from pytest_autotune.space import Categorical, Interval, Real, Set, build_space
-from pytest_autotune.strategies.bo.encoding import Encoding
+from pytest_autotune.strategies.bo.model.encoding import Encoding
+from pytest_autotune.strategies.bo.model.surrogate import GPSurrogate
 from pytest_autotune.strategies.bo.optimizer import AcquisitionOptimizer
-from pytest_autotune.strategies.bo.surrogate import GPSurrogate
 
 
 def test_grid_spacing_per_kind() -> None:

@@ -12,8 +12,8 @@ import pytest
 
 from pytest_autotune import testing
 from pytest_autotune.space.base import Points
-from pytest_autotune.strategies.bo.encoding import Encoding
-from pytest_autotune.strategies.bo.surrogate import GPSurrogate
+from pytest_autotune.strategies.bo.model.encoding import Encoding
+from pytest_autotune.strategies.bo.model.surrogate import GPSurrogate
 from pytest_autotune.tuning.abort import Evaluations
 from pytest_autotune.tuning.trials import Trial
 from pytest_autotune.tuning.tuner import Tuner

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from pytest_autotune.space import Categorical, Interval, Pow2, Real, Set, build_space
-from pytest_autotune.strategies.bo.encoding import Encoding
-from pytest_autotune.strategies.bo.surrogate import GPSurrogate
+from pytest_autotune.strategies.bo.model.encoding import Encoding
+from pytest_autotune.strategies.bo.model.surrogate import GPSurrogate
 
 
 def test_only_integer_lists_mixing_powers_of_two_get_the_feature() -> None:

@@ -9,9 +9,9 @@ import pytest
 
 from pytest_autotune.space import Categorical, Interval, Pow2, Set, build_space
 from pytest_autotune.space.base import Space
-from pytest_autotune.strategies.bo.encoding import MAX_PRODUCT_PARAMS, Encoding
+from pytest_autotune.strategies.bo.model.encoding import MAX_PRODUCT_PARAMS, Encoding
+from pytest_autotune.strategies.bo.model.surrogate import GPSurrogate
 from pytest_autotune.strategies.bo.options import ProductKind
-from pytest_autotune.strategies.bo.surrogate import GPSurrogate
 
 
 def _space() -> Space:

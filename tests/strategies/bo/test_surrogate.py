@@ -12,8 +12,8 @@ from pytest_autotune.outcome import Outcome
 from pytest_autotune.space import Categorical, Interval, Permutation, Set, build_space
 from pytest_autotune.space.base import Points, Space
 from pytest_autotune.strategies.bo import BayesianOptimization
-from pytest_autotune.strategies.bo.encoding import Encoding
-from pytest_autotune.strategies.bo.surrogate import GPSurrogate, TargetTransform
+from pytest_autotune.strategies.bo.model.encoding import Encoding
+from pytest_autotune.strategies.bo.model.surrogate import GPSurrogate, TargetTransform
 
 
 def test_target_transform_log_of_magnitude() -> None:

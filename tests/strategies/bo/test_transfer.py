@@ -10,7 +10,7 @@ import pytest
 from pytest_autotune.outcome import Outcome
 from pytest_autotune.space import Categorical, Interval, build_space
 from pytest_autotune.space.base import Space
-from pytest_autotune.strategies.bo.transfer import ranking_weights
+from pytest_autotune.strategies.bo.model.transfer import ranking_weights
 from pytest_autotune.strategies.sources import SourceTrial, TransferSource, map_to_space
 from pytest_autotune.tuning.abort import Evaluations
 from pytest_autotune.tuning.tuner import Tuner

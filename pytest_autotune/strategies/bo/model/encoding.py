@@ -55,7 +55,7 @@ from pytest_autotune.space.params.base import Param
 from pytest_autotune.strategies.bo.options import PermutationDistance, ProductKind
 
 if TYPE_CHECKING:
-    from pytest_autotune.strategies.bo.kernels import BlockDistance
+    from pytest_autotune.strategies.bo.model.kernels import BlockDistance
 
 __all__ = ["Encoding"]
 
@@ -305,7 +305,7 @@ class Encoding:
 
     def make_block_distances(self) -> list[BlockDistance]:
         """One distance module per modelled block (imports torch)."""
-        from pytest_autotune.strategies.bo import kernels
+        from pytest_autotune.strategies.bo.model import kernels
 
         modules: list[BlockDistance] = []
         for block in self.blocks:

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 
 import torch
 
-from pytest_autotune.strategies.bo._gpytorch import gpytorch
+from pytest_autotune.strategies.bo.model._gpytorch import gpytorch
 
 __all__ = [
     "BlockDistance",

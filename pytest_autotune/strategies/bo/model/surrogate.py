@@ -31,9 +31,9 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from pytest_autotune.strategies.bo._gpytorch import gpytorch
-from pytest_autotune.strategies.bo.encoding import Encoding
-from pytest_autotune.strategies.bo.kernels import EqualityKernel, MixedMaternKernel
+from pytest_autotune.strategies.bo.model._gpytorch import gpytorch
+from pytest_autotune.strategies.bo.model.encoding import Encoding
+from pytest_autotune.strategies.bo.model.kernels import EqualityKernel, MixedMaternKernel
 from pytest_autotune.strategies.bo.options import PriorKind
 
 __all__ = ["GPSurrogate", "TargetTransform"]

@@ -39,7 +39,7 @@ value instead.
 
 The other candidates (``transfer="prior"``: the sources' posterior means as the prior mean of
 the target GP, with fitted non-negative weights; ``"icm"``: one multi-task GP,
-:mod:`pytest_autotune.strategies.bo.transfer_icm`; ``"design"``: the design and feasibility only)
+:mod:`pytest_autotune.strategies.bo.model.transfer_icm`; ``"design"``: the design and feasibility only)
 are kept for the benchmark (``benchmarks/transfer/bench.py``); ``docs/architecture.md`` records
 what each measured.
 """
@@ -56,14 +56,14 @@ from numpy.typing import NDArray
 
 from pytest_autotune.outcome import Label
 from pytest_autotune.space.base import Points
-from pytest_autotune.strategies.bo.encoding import Encoding
-from pytest_autotune.strategies.bo.feasibility import FeasibilityModel
+from pytest_autotune.strategies.bo.model.encoding import Encoding
+from pytest_autotune.strategies.bo.model.feasibility import FeasibilityModel
+from pytest_autotune.strategies.bo.model.surrogate import DTYPE, GPSurrogate
 from pytest_autotune.strategies.bo.options import BOOptions
-from pytest_autotune.strategies.bo.surrogate import DTYPE, GPSurrogate
 from pytest_autotune.strategies.sources import MappedSource
 
 if TYPE_CHECKING:
-    from pytest_autotune.strategies.bo.transfer_icm import MultiTaskGP
+    from pytest_autotune.strategies.bo.model.transfer_icm import MultiTaskGP
 
 __all__ = ["Predictor", "SourceModel", "TransferModel", "build_surrogate", "ranking_weights"]
 
@@ -162,7 +162,7 @@ class TransferModel:
         ]
         self._icm: MultiTaskGP | None = None
         if options.transfer == "icm":
-            from pytest_autotune.strategies.bo.transfer_icm import MultiTaskGP
+            from pytest_autotune.strategies.bo.model.transfer_icm import MultiTaskGP
 
             measured = [(m.features[m.mapped.ok], m.mapped.values[m.mapped.ok]) for m in self.models]
             self._icm = MultiTaskGP(encoding, measured, rng, options.lengthscale_floor)

@@ -19,10 +19,10 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from pytest_autotune.strategies.bo._gpytorch import gpytorch
-from pytest_autotune.strategies.bo.encoding import Encoding
-from pytest_autotune.strategies.bo.kernels import MixedMaternKernel
-from pytest_autotune.strategies.bo.surrogate import DTYPE, MAX_LENGTHSCALE, MIN_NOISE, TargetTransform
+from pytest_autotune.strategies.bo.model._gpytorch import gpytorch
+from pytest_autotune.strategies.bo.model.encoding import Encoding
+from pytest_autotune.strategies.bo.model.kernels import MixedMaternKernel
+from pytest_autotune.strategies.bo.model.surrogate import DTYPE, MAX_LENGTHSCALE, MIN_NOISE, TargetTransform
 
 __all__ = ["MultiTaskGP"]
 
