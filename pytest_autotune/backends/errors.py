@@ -13,7 +13,7 @@ from __future__ import annotations
 import traceback
 from typing import Final
 
-from pytest_autotune.backends import loaded_backends
+from pytest_autotune.backends.registry import loaded_backends
 from pytest_autotune.outcome import Label, Rejected
 
 __all__ = ["classify_exception", "describe_exception"]

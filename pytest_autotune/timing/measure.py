@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Final, Protocol
 
-from pytest_autotune.backends import loaded_backends
+from pytest_autotune.backends.registry import loaded_backends
 from pytest_autotune.timing.clock import CPU, Clock, cpu_seconds
 from pytest_autotune.timing.regression import robust_spread
 

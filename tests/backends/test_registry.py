@@ -92,8 +92,8 @@ class SimBackend(Backend):
 @pytest.fixture
 def sim_registered(monkeypatch: pytest.MonkeyPatch) -> Backend:
     """The registry with the ``sim`` backend added (restored afterwards)."""
-    monkeypatch.setattr(backends, "_REGISTRY", dict(backends._REGISTRY))
-    monkeypatch.setattr(backends, "_INSTANCES", dict(backends._INSTANCES))
+    monkeypatch.setattr(backends.registry, "_REGISTRY", dict(backends.registry._REGISTRY))
+    monkeypatch.setattr(backends.registry, "_INSTANCES", dict(backends.registry._INSTANCES))
     register_backend("sim", SimBackend)  # the one registry line
     return get_backend("sim")
 
@@ -171,7 +171,7 @@ def test_registry_entries_agree_with_their_classes() -> None:
 
 
 def test_bad_registrations_and_names_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(backends, "_REGISTRY", dict(backends._REGISTRY))
+    monkeypatch.setattr(backends.registry, "_REGISTRY", dict(backends.registry._REGISTRY))
     with pytest.raises(ValueError, match="unknown backend 'metal'; available: cuda, host, opencl, torch"):
         get_backend("metal")
     with pytest.raises(ValueError, match="module:Class"):
@@ -311,8 +311,8 @@ def test_sim(autotune, sim_device):
 def test_a_backend_in_its_own_module_runs_tunable_tests_end_to_end(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(backends, "_REGISTRY", dict(backends._REGISTRY))
-    monkeypatch.setattr(backends, "_INSTANCES", dict(backends._INSTANCES))
+    monkeypatch.setattr(backends.registry, "_REGISTRY", dict(backends.registry._REGISTRY))
+    monkeypatch.setattr(backends.registry, "_INSTANCES", dict(backends.registry._INSTANCES))
     monkeypatch.setenv("PYTEST_AUTOTUNE_ISOLATE", "none")
     pytester.makepyfile(sim_backend=SIM_MODULE, test_sim=SIM_TEST)
     pytester.makeconftest(SIM_CONFTEST)

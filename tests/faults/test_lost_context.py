@@ -73,8 +73,8 @@ def test_gpu(autotune, losing_device):
 def test_the_plugin_replaces_a_worker_whose_context_is_lost(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(backends, "_REGISTRY", dict(backends._REGISTRY))
-    monkeypatch.setattr(backends, "_INSTANCES", dict(backends._INSTANCES))
+    monkeypatch.setattr(backends.registry, "_REGISTRY", dict(backends.registry._REGISTRY))
+    monkeypatch.setattr(backends.registry, "_INSTANCES", dict(backends.registry._INSTANCES))
     project.makepyfile(losing_backend=GPU_BACKEND, test_gpu=TEST)
     project.makeconftest(CONFTEST)
     project.syspathinsert()
@@ -136,8 +136,8 @@ def objective(config):
 @pytest.fixture
 def objectives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     """A module of objectives importable by name (spawned workers import it again)."""
-    monkeypatch.setattr(backends, "_REGISTRY", dict(backends._REGISTRY))
-    monkeypatch.setattr(backends, "_INSTANCES", dict(backends._INSTANCES))
+    monkeypatch.setattr(backends.registry, "_REGISTRY", dict(backends.registry._REGISTRY))
+    monkeypatch.setattr(backends.registry, "_INSTANCES", dict(backends.registry._INSTANCES))
     (tmp_path / "losing_objectives.py").write_text(OBJECTIVE)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("RAN_FILE", str(tmp_path / "ran.txt"))

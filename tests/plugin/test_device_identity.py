@@ -21,7 +21,7 @@ GPU = "NVIDIA CUDA / NVIDIA H100"
 @pytest.fixture
 def eight_gpus(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Eight identical fake GPUs on platform 0 (one key), each at its own PCI address."""
-    opencl = pytest.importorskip("pytest_autotune.backends.opencl")
+    opencl = pytest.importorskip("pytest_autotune.backends.opencl.device")  # where the backend looks them up
     devices = [f"gpu{d}" for d in range(8)]
     specs = {f"0:{d}": device for d, device in enumerate(devices)}
     monkeypatch.setattr(opencl, "select_device", lambda spec: specs[spec or "0:0"])

@@ -97,7 +97,7 @@ def test_options_change_the_run(toy_space: Space, toy_objective: Objective) -> N
 
 
 def test_registry_and_specs(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(strategies, "_REGISTRY", dict(strategies._REGISTRY))
+    monkeypatch.setattr(strategies.registry, "_REGISTRY", dict(strategies.registry._REGISTRY))
     assert set(CLASSIC) | {"bo"} <= set(available_strategies())
     assert get_strategy("random") is RandomSearch
     assert parse_strategy_spec("anneal") == ("anneal", {})

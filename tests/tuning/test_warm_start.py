@@ -112,7 +112,7 @@ class _Learner(RandomSearch):
 
 
 def test_sources_go_to_a_strategy_that_accepts_them(space: Space, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(strategies, "_REGISTRY", dict(strategies._REGISTRY))
+    monkeypatch.setattr(strategies.registry, "_REGISTRY", dict(strategies.registry._REGISTRY))
     register_strategy("learner_with_sources", _Learner)
     source = _source("a", [({"BS": 32, "WPT": 2}, 1.0)])
     tuner = Tuner(space, "learner_with_sources", abort=3, seed=1, sources=[source])

@@ -1,12 +1,15 @@
 """The OpenCL backend as a :class:`~pytest_autotune.backends.base.Backend`.
 
-A thin adapter: each method calls the package's public functions (:func:`select_device`,
-:func:`device_key`, :func:`build_program`, ...), looked up on the package at call time, so code
-that replaces one of them (tests faking devices) changes the backend too. Importing this module
-does not import pyopencl; the methods that need it load it through those functions, and the ones
-the plugin calls for every test (:meth:`OpenCLBackend.result_seconds`,
-:meth:`OpenCLBackend.classify`, :meth:`OpenCLBackend.owns`) only look pyopencl up in
-``sys.modules``: an event, context or error of pyopencl exists only once pyopencl is loaded.
+A thin adapter: each method calls the function that does the work in the module that defines it
+(:func:`~pytest_autotune.backends.opencl.device.select_device`,
+:func:`~pytest_autotune.backends.opencl.device.device_key`,
+:func:`~pytest_autotune.backends.opencl.build.build_program`, ...), looked up on that module at call
+time, so code that replaces one of them (tests faking devices) changes the backend too. Importing
+this module does not import pyopencl: the modules that import it (``device``, ``build``) load when a
+method needs them, and the methods the plugin calls for every test
+(:meth:`OpenCLBackend.result_seconds`, :meth:`OpenCLBackend.classify`, :meth:`OpenCLBackend.owns`)
+only look pyopencl up in ``sys.modules``: an event, context or error of pyopencl exists only once
+pyopencl is loaded.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from pytest_autotune.backends import opencl as facade
 from pytest_autotune.backends.base import Backend, DeviceLimits
+from pytest_autotune.backends.opencl import limits as opencl_limits
 from pytest_autotune.backends.opencl.errors import classify_error
 from pytest_autotune.outcome import Label
 
@@ -51,15 +54,25 @@ class OpenCLBackend(Backend):
     # -- devices ----------------------------------------------------------------------------------------
     def devices(self) -> list[Any]:
         """Every device of every platform, in ``P:D`` order."""
-        return [entry.device for entry in facade.list_devices()]
+        from pytest_autotune.backends.opencl import device as opencl_device
+
+        return [entry.device for entry in opencl_device.list_devices()]
 
     def usable_devices(self) -> list[Any]:
         """The devices whose compiler builds a trivial kernel (:func:`probe_device`)."""
-        return [entry.device for entry in facade.list_devices() if facade.probe_device(entry.device) is None]
+        from pytest_autotune.backends.opencl import device as opencl_device
+
+        return [
+            entry.device
+            for entry in opencl_device.list_devices()
+            if opencl_device.probe_device(entry.device) is None
+        ]
 
     def select(self, spec: str | None) -> Any:
         """:func:`select_device`: a spec, else ``$PYOPENCL_CTX``, else the first usable device."""
-        return facade.select_device(spec)
+        from pytest_autotune.backends.opencl import device as opencl_device
+
+        return opencl_device.select_device(spec)
 
     def environment_spec(self, env: Mapping[str, str] | None = None) -> str | None:
         """``$PYOPENCL_CTX`` of ``env`` (default: this process's environment) when set."""
@@ -67,15 +80,21 @@ class OpenCLBackend(Backend):
 
     def key(self, device: Any) -> str:
         """:func:`device_key`: ``"<platform name> / <device name>"``."""
-        return facade.device_key(device)
+        from pytest_autotune.backends.opencl import device as opencl_device
+
+        return opencl_device.device_key(device)
 
     def info(self, device: Any) -> dict[str, Any]:
         """:func:`device_info`: names, versions, compute units, memory sizes and limits."""
-        return facade.device_info(device)
+        from pytest_autotune.backends.opencl import device as opencl_device
+
+        return opencl_device.device_info(device)
 
     def spec_of(self, device: Any) -> str | None:
         """The ``"P:D"`` spec of ``device`` (its key when it is not listed)."""
-        for entry in facade.list_devices():
+        from pytest_autotune.backends.opencl import device as opencl_device
+
+        for entry in opencl_device.list_devices():
             if entry.device == device:
                 return str(entry.spec)
         return self.key(device)
@@ -90,11 +109,13 @@ class OpenCLBackend(Backend):
     def identity(self, device: Any) -> str:
         """The device's PCI address when the driver reports one (:func:`pci_address`), else its
         ``"P:D"`` spec: stable across processes on one host, different for identical devices."""
-        return facade.pci_address(device) or str(self.spec_of(device))
+        from pytest_autotune.backends.opencl import device as opencl_device
+
+        return opencl_device.pci_address(device) or str(self.spec_of(device))
 
     def limits(self, device: Any) -> DeviceLimits:
         """Maximum work-group size, work-items per dimension and local memory of ``device``."""
-        return facade.device_limits(device)
+        return opencl_limits.device_limits(device)
 
     # -- fixtures and timing ----------------------------------------------------------------------------
     def synchronizer(
@@ -106,7 +127,11 @@ class OpenCLBackend(Backend):
     def result_seconds(self, result: Any) -> float | None:
         """The profiling time of the event(s) ``result`` holds (:func:`event_seconds`), else None."""
         events = events_in(result)
-        return None if events is None else float(facade.event_seconds(events))
+        if events is None:
+            return None
+        from pytest_autotune.backends.opencl import device as opencl_device
+
+        return float(opencl_device.event_seconds(events))
 
     # -- builds and errors -----------------------------------------------------------------------------
     def owns(self, obj: Any) -> bool:
@@ -130,13 +155,17 @@ class OpenCLBackend(Backend):
         if backend_options:
             raise TypeError(f"the opencl backend's build takes no {', '.join(sorted(backend_options))}")
         style = cast("DefineStyle", "source" if define_style is None else define_style)
-        return facade.build_program(
+        from pytest_autotune.backends.opencl import build as opencl_build
+
+        return opencl_build.build_program(
             context, source, defines, options, define_style=style, source_name=source_name
         )
 
     def clear_build_cache(self) -> None:
         """:func:`clear_build_cache`."""
-        facade.clear_build_cache()
+        from pytest_autotune.backends.opencl import build as opencl_build
+
+        opencl_build.clear_build_cache()
 
     def classify(self, exc: BaseException) -> tuple[Label, str] | None:
         """:func:`classify_error`: build failures are ``compile``, launch failures ``runtime``."""

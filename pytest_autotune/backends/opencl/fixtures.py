@@ -21,7 +21,7 @@ __all__ = ["cl_context", "cl_queue"]
 @pytest.fixture(scope="session")
 def cl_context(_autotune_devices: DeviceSource) -> Any:
     """An OpenCL context on the selected device (``--autotune-device``, ``PYOPENCL_CTX``, first)."""
-    from pytest_autotune.backends.opencl import create_context
+    from pytest_autotune.backends.opencl.device import create_context
 
     return create_context(_autotune_devices.device("opencl"))
 
@@ -29,7 +29,7 @@ def cl_context(_autotune_devices: DeviceSource) -> Any:
 @pytest.fixture(scope="session")
 def cl_queue(cl_context: Any) -> Iterator[Any]:
     """A profiling-enabled command queue on ``cl_context``'s device."""
-    from pytest_autotune.backends.opencl import create_queue
+    from pytest_autotune.backends.opencl.device import create_queue
 
     queue = create_queue(cl_context)
     yield queue

@@ -26,6 +26,7 @@ from pytest_autotune.space.base import Points, Space
 from pytest_autotune.strategies.archive import ArchiveStrategy
 from pytest_autotune.strategies.base import SpaceExhausted, Strategy
 from pytest_autotune.strategies.options import check_int, check_real
+from pytest_autotune.strategies.registry import get_strategy
 from pytest_autotune.strategies.unseen import key_of
 
 __all__ = ["DEFAULT_ARMS", "AUCBandit"]
@@ -54,8 +55,6 @@ class AUCBandit(ArchiveStrategy):
         window: int = 500,
     ) -> None:
         super().__init__(space, rng=rng)
-        from pytest_autotune.strategies import get_strategy
-
         names = _arm_names(arms)
         if not names or any(n in ("bandit", self.name) for n in names):
             raise ValueError(f"strategy 'bandit': option arms={arms!r} must name other strategies")

@@ -102,8 +102,8 @@ def _every_config() -> list[dict[str, int]]:
 
 @pytest.fixture
 def limited_project(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    monkeypatch.setattr(backends, "_REGISTRY", dict(backends._REGISTRY))
-    monkeypatch.setattr(backends, "_INSTANCES", dict(backends._INSTANCES))
+    monkeypatch.setattr(backends.registry, "_REGISTRY", dict(backends.registry._REGISTRY))
+    monkeypatch.setattr(backends.registry, "_INSTANCES", dict(backends.registry._INSTANCES))
     project.makepyfile(lim_backend=LIMITED_BACKEND, test_limited=TEST)
     project.makeconftest(CONFTEST)
     project.syspathinsert()

@@ -17,8 +17,8 @@ from pytest_autotune.policy import DEFAULT_POLICY
 
 @pytest.fixture
 def three_devices(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Pretend the machine has OpenCL devices 0:0, 0:1 and 1:0 (no OpenCL involved)."""
-    opencl = pytest.importorskip("pytest_autotune.backends.opencl")
+    """Pretend the machine has OpenCL devices 0:0, 0:1 and 1:0 (no OpenCL device involved)."""
+    opencl = pytest.importorskip("pytest_autotune.backends.opencl.device")  # where the backend looks them up
     fake = {"0:0": "P0 / gpu-a", "0:1": "P0 / gpu-b", "1:0": "P1 / cpu"}
     monkeypatch.setattr(opencl, "select_device", lambda spec: fake[spec or "0:0"])
     monkeypatch.setattr(opencl, "device_key", lambda device: device)
@@ -53,7 +53,7 @@ def test_workers_map_to_devices(spec: str | None, index: int, count: int, key: s
 
 @pytest.mark.usefixtures("three_devices")
 def test_workers_are_not_given_a_device_that_cannot_build(monkeypatch: pytest.MonkeyPatch) -> None:
-    opencl = pytest.importorskip("pytest_autotune.backends.opencl")
+    opencl = pytest.importorskip("pytest_autotune.backends.opencl.device")  # where the backend looks them up
     monkeypatch.setattr(opencl, "probe_device", lambda device: "broken" if device == "P0 / gpu-b" else None)
     keys = [DeviceResolver(None, WorkerSlot(index, 3)).key_for(["cl_queue"]) for index in range(3)]
     assert keys == ["P0 / gpu-a", "P1 / cpu", "P0 / gpu-a"]

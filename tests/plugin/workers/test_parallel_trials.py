@@ -86,8 +86,8 @@ def test_twin(autotune, sim_device):
 @pytest.fixture
 def twins(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     """A project whose one tunable test runs on the simulated twin devices."""
-    monkeypatch.setattr(backends, "_REGISTRY", dict(backends._REGISTRY))
-    monkeypatch.setattr(backends, "_INSTANCES", dict(backends._INSTANCES))
+    monkeypatch.setattr(backends.registry, "_REGISTRY", dict(backends.registry._REGISTRY))
+    monkeypatch.setattr(backends.registry, "_INSTANCES", dict(backends.registry._INSTANCES))
     pytester.makepyfile(twins=TWINS, test_twin=TEST)
     pytester.makeconftest(CONFTEST)
     pytester.syspathinsert()
