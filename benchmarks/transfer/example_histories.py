@@ -6,7 +6,7 @@
 For each example kernel and each machine with recorded measurements
 (``benchmarks/data/<machine>/kernels_<name>.json``), one seeded ``bo`` run of 100 evaluations
 replays the recorded landscape, as ``pytest --autotune`` would have tuned it on that machine, and
-its history is kept the way the store keeps it (:mod:`pytest_autotune.plugin.report.history_record`: the
+its history is kept the way the store keeps it (:mod:`pytest_autotune.store.history_record`: the
 best 64 trials relative to the best, the failures, the default's time relative to the chosen
 configuration). The entry's configuration is the run's best, its baseline that configuration's
 recorded time (the median over its trials of each trial's fastest run, as
@@ -34,8 +34,8 @@ from typing import Any
 from benchmarks.kernels.bench import CaseData, load_case
 from benchmarks.kernels.cases import CASES, ROOT
 from pytest_autotune.entry import Baseline, StoreEntry, TuningRecord
-from pytest_autotune.plugin.report.history_record import SIGNIFICANT, bounded, tuning_history
 from pytest_autotune.store.changes import apply_changes
+from pytest_autotune.store.history_record import SIGNIFICANT, bounded, tuning_history
 from pytest_autotune.timing.measure import round_significant
 from pytest_autotune.tuning.tuner import Tuner
 

@@ -34,6 +34,8 @@ __all__ = [
     "dumps",
     "entry_text",
     "entry_where",
+    "history_row_bytes",
+    "history_rows_bytes",
     "parse_document",
     "printable",
     "read_document",
@@ -86,9 +88,34 @@ def dumps(data: Mapping[str, Any]) -> str:
     return _encode(data, (), "") + "\n"
 
 
+#: How deep :func:`dumps` indents an entry's first line: under ``devices``, a device, ``tests``.
+_ENTRY_INDENT: Final = " " * 8
+
+
 def entry_text(entry: Mapping[str, Any]) -> str:
     """The text of one entry's JSON as :func:`dumps` writes it inside the file (its size there)."""
-    return _encode(entry, ("devices", "", "tests", ""), " " * 8)
+    return _encode(entry, ("devices", "", "tests", ""), _ENTRY_INDENT)
+
+
+def history_row_bytes(row: Any) -> int:
+    """The UTF-8 bytes of one row of a history's ``trials`` or ``failures`` on its line, as
+    :func:`entry_text` writes it (without its indent and separator: :func:`history_rows_bytes`)."""
+    return len(_scalar(row).encode("utf-8"))
+
+
+def history_rows_bytes(count: int, row_bytes: int) -> int:
+    """The bytes :func:`entry_text` writes for a history's ``trials`` or ``failures`` list of
+    ``count`` rows whose :func:`history_row_bytes` add up to ``row_bytes``: ``[]`` when empty, else
+    one row per line below the history's keys, separated by commas.
+
+    An entry's size is then known for any number of rows from one encoding of the entry, without
+    re-encoding it for every row that bounding it drops (:mod:`pytest_autotune.store.history_record`).
+    """
+    if count == 0:
+        return len("[]")
+    row_indent = len(_ENTRY_INDENT) + 6  # the entry's keys, the history's keys, the rows: 2 spaces each
+    closing = len("\n") + row_indent - 2 + len("]")
+    return len("[\n") + count * row_indent + row_bytes + (count - 1) * len(",\n") + closing
 
 
 def _scalar(value: Any) -> str:

@@ -20,7 +20,6 @@ from pytest_autotune.plugin.modes.busy_baseline import warn_if_busy
 from pytest_autotune.plugin.modes.check import CheckReport, check
 from pytest_autotune.plugin.modes.tune import TuningFailed, tune
 from pytest_autotune.plugin.modes.warm_start import remember
-from pytest_autotune.plugin.report.history_record import bounded
 from pytest_autotune.plugin.report.progress import TuningProgress
 from pytest_autotune.plugin.report.results import PROPERTY, AutotuneResult
 from pytest_autotune.plugin.report.summary_text import (
@@ -30,6 +29,7 @@ from pytest_autotune.plugin.report.summary_text import (
     tuned_time_text,
 )
 from pytest_autotune.plugin.workers.runner import InProcessTrials
+from pytest_autotune.store.history_record import bounded
 from pytest_autotune.timing.clock import on_clock
 from pytest_autotune.timing.measure import round_significant
 from pytest_autotune.tuning.process.worker import WorkerStartError

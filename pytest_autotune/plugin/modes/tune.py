@@ -56,10 +56,10 @@ from pytest_autotune.plugin.modes.slow_default import (
     searched_seconds,
 )
 from pytest_autotune.plugin.modes.warm_start import WarmStart, budget_spent, warm_abort
-from pytest_autotune.plugin.report.history_record import tuning_history
 from pytest_autotune.plugin.report.search_trace import SearchTrace
 from pytest_autotune.plugin.workers.runner import TrialRunner, run_final
 from pytest_autotune.policy import Policy
+from pytest_autotune.store.history_record import tuning_history
 from pytest_autotune.timing.measure import Stats, round_significant
 from pytest_autotune.tuning.warm_start import source_design
 

@@ -19,8 +19,8 @@ from benchmarks.kernels.cases import CASES, case_by_name
 from benchmarks.transfer.example_histories import history_entry
 from pytest_autotune.entry import History
 from pytest_autotune.plugin.modes.warm_start import history_source
-from pytest_autotune.plugin.report.history_record import MAX_ENTRY_BYTES
 from pytest_autotune.store.document import dumps, entry_text, read_document
+from pytest_autotune.store.history_record import MAX_ENTRY_BYTES
 from pytest_autotune.store.reading import Store
 from pytest_autotune.tuning.warm_start import overlap, source_design
 

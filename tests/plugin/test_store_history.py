@@ -11,19 +11,21 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 from pytest_autotune.entry import HISTORY_VERSION, History, StoreEntry, UnreadHistory
-from pytest_autotune.outcome import Outcome
-from pytest_autotune.plugin.report.history_record import (
+from pytest_autotune.outcome import FAILURE_LABELS, Outcome
+from pytest_autotune.space import Bool, Categorical, Pow2, Set, build_space
+from pytest_autotune.store.changes import apply_changes
+from pytest_autotune.store.document import dumps, entry_text
+from pytest_autotune.store.history_record import (
     MAX_ENTRY_BYTES,
     MAX_FAILURES,
     MAX_TRIALS,
     bounded,
     tuning_history,
 )
-from pytest_autotune.space import Bool, Categorical, Pow2, Set, build_space
-from pytest_autotune.store.changes import apply_changes
-from pytest_autotune.store.document import dumps, entry_text
 from pytest_autotune.timing.measure import Stats
 from pytest_autotune.tuning.tuner import Tuner
 
@@ -205,3 +207,104 @@ def test_objectives_that_are_not_positive_keep_no_history() -> None:
     space = build_space({"A": Set(1, 2, 3)})
     result = Tuner(space, "exhaustive", seed=1).run(lambda c: float(c["A"] - 2))
     assert tuning_history(result, space.names, None, None) is None
+
+
+# -- bounding: the same entry as the algorithm it replaced, in linear work ---------------------------
+
+#: The bounding of an entry as it was before it moved to the store (issue 45), kept as the reference:
+#: the entry re-encoded whole for every row it drops.
+_REFERENCE_COMMIT_ROOM = 360
+_REFERENCE_FAILURES_KEPT = 4
+
+
+def _reference_size(entry: StoreEntry) -> int:
+    return len(entry_text(entry.to_json()).encode("utf-8")) + _REFERENCE_COMMIT_ROOM
+
+
+def _reference_bounded(entry: StoreEntry) -> StoreEntry:
+    history = entry.history
+    if not isinstance(history, History):
+        return entry
+    while _reference_size(entry) > MAX_ENTRY_BYTES:
+        many_failures = len(history.failures) > _REFERENCE_FAILURES_KEPT
+        if many_failures or (history.failures and len(history.trials) <= 1):
+            history = replace(history, failures=history.failures[:-1])
+        elif len(history.trials) > 1:
+            history = replace(history, trials=history.trials[:-1])
+        else:
+            return replace(entry, history=None)
+        entry = replace(entry, history=history)
+    return entry
+
+
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)  # non-ASCII too: bytes count
+_VALUES = st.tuples(
+    st.integers(-(10**12), 10**12), _TEXT, st.booleans(), st.lists(st.sampled_from("ijk"), max_size=3)
+).map(lambda v: (v[0], v[1], v[2], tuple(v[3])))
+
+
+@st.composite
+def _entries(draw: st.DrawFn) -> StoreEntry:
+    """An entry whose history may fit, need cutting, or not fit at all (a configuration near 8 KB)."""
+    most = draw(st.sampled_from([3, 40, 160, 300]))
+    trials = draw(st.lists(st.tuples(st.floats(1.0, 1e6), _VALUES), min_size=most // 2, max_size=most))
+    failures = draw(st.lists(st.tuples(st.sampled_from(FAILURE_LABELS), _VALUES), max_size=30))
+    padding = draw(st.sampled_from([0, 10, 2000, 5000, 7000, 7600, 8200]))
+    history = History(("A", "NAME", "FLAG", "ORDER"), 1.5e-4, tuple(trials), tuple(failures), draw(st.none()))
+    commit = draw(st.none() | st.just({"id": "f" * 40, "branch": "main", "dirty": False}))
+    config = {"A": 1, "NAME": "x" * padding, "FLAG": True, "ORDER": ("i", "j")}
+    return StoreEntry(config, "hash", history=history, commit_info=commit)
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+@given(_entries())
+def test_bounding_keeps_what_the_reference_keeps(entry: StoreEntry) -> None:
+    kept = bounded(entry)
+    reference = _reference_bounded(entry)
+    event("fits" if kept is entry else "no history" if kept.history is None else "cut")
+    assert kept == reference
+    assert entry_text(kept.to_json()) == entry_text(reference.to_json())  # byte for byte
+
+
+def test_bounding_cuts_every_way_the_reference_does() -> None:
+    """The three ways out, each checked against the reference: fits, cut, no history at all."""
+    rows = tuple((1.0 + i / 100, (i, f"name-{i:04d}-" + "é" * 20, True, ("i", "j"))) for i in range(200))
+    failures = tuple(("compile", (i, "f" * 30, False, ("j",))) for i in range(16))
+    history = History(("A", "NAME", "FLAG", "ORDER"), 1e-3, rows, failures)
+    for padding, kind in ((0, "cut"), (7000, "cut"), (9000, "none")):
+        entry = StoreEntry({"NAME": "x" * padding}, "h", history=history)
+        kept = bounded(entry)
+        assert kept == _reference_bounded(entry)
+        assert (kept.history is None) == (kind == "none")
+    small = StoreEntry({"A": 1}, "h", history=replace(history, trials=rows[:3], failures=()))
+    assert bounded(small) is small
+
+
+def test_bounding_encodes_each_row_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Linear work: ``json.dumps`` runs about once per row, where re-encoding the whole entry for
+    every dropped row ran it once per row for every row dropped (quadratic)."""
+    calls = 0
+    real = json.dumps
+
+    def counting(*args: Any, **kwargs: Any) -> str:
+        nonlocal calls
+        calls += 1
+        return real(*args, **kwargs)
+
+    def dumps_for(count: int) -> int:
+        nonlocal calls
+        rows = tuple((1.0 + i, (i, f"v{i}", True, ("i", "j"))) for i in range(count))
+        entry = StoreEntry({"A": 1}, "h", history=History(("A", "B", "C", "D"), 1e-3, rows, ()))
+        calls = 0
+        with monkeypatch.context() as patch:
+            patch.setattr(json, "dumps", counting)
+            kept = bounded(entry)
+        assert isinstance(kept.history, History)
+        assert len(kept.history.trials) < count  # most rows were dropped
+        return calls
+
+    small, large = dumps_for(1000), dumps_for(4000)
+    assert small <= 1000 + 50
+    assert large - small <= 3000 + 10  # grows by one call per row

@@ -12,6 +12,13 @@ reviewed, so the record is small and diff-friendly:
   test changes only that entry's lines;
 * at most :data:`MAX_ENTRY_BYTES` per entry as written, ``commit_info`` and ``measured_at``
   included: failures beyond a few, then the worst trials, are dropped until it fits (:func:`bounded`).
+  The entry is encoded once without its rows and each row once; the size for any number of rows
+  kept follows from those (:func:`pytest_autotune.store.document.history_rows_bytes`), so bounding
+  is linear in the rows, not quadratic.
+
+It lives with the store, which owns the entry's text and so its size; the plugin builds an entry's
+history here and bounds it here before the controller writes it. It reads a
+:class:`~pytest_autotune.tuning.trials.TuningResult` (for its types only).
 
 Objectives whose values are not all positive (a score that may be zero or negative) keep no
 history: a value relative to the best means nothing there.
@@ -24,7 +31,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_autotune.entry import History, StoreEntry
-from pytest_autotune.store.document import entry_text
+from pytest_autotune.store.document import entry_text, history_row_bytes, history_rows_bytes
 from pytest_autotune.timing.measure import round_significant
 
 if TYPE_CHECKING:
@@ -88,21 +95,43 @@ def tuning_history(
     return History(names, round_significant(best, 6), tuple(trials), tuple(failures), ratio)
 
 
-def _size(entry: StoreEntry) -> int:
-    return len(entry_text(entry.to_json()).encode("utf-8")) + _COMMIT_ROOM
+def _prefix_sums(sizes: list[int]) -> list[int]:
+    """``sums[n]``: the total of the first ``n`` sizes."""
+    sums = [0]
+    for size in sizes:
+        sums.append(sums[-1] + size)
+    return sums
 
 
 def bounded(entry: StoreEntry) -> StoreEntry:
-    """``entry`` with its history cut until the entry fits :data:`MAX_ENTRY_BYTES` (module docstring)."""
+    """``entry`` with its history cut until the entry fits :data:`MAX_ENTRY_BYTES` (module docstring).
+
+    Rows are dropped from the end, one at a time: failures while more than a few remain, then
+    trials down to the best one, then the last failures; an entry that still does not fit keeps no
+    history. The size of each step is computed, not encoded: the entry without rows is encoded once.
+    """
     history = entry.history
     if not isinstance(history, History):
         return entry
-    while _size(entry) > MAX_ENTRY_BYTES:
-        if len(history.failures) > _FAILURES_KEPT or (history.failures and len(history.trials) <= 1):
-            history = replace(history, failures=history.failures[:-1])
-        elif len(history.trials) > 1:
-            history = replace(history, trials=history.trials[:-1])
+    rows = history.to_json()
+    trial_bytes = _prefix_sums([history_row_bytes(row) for row in rows["trials"]])
+    failure_bytes = _prefix_sums([history_row_bytes(row) for row in rows["failures"]])
+    without_rows = replace(entry, history=replace(history, trials=(), failures=()))
+    rest = len(entry_text(without_rows.to_json()).encode("utf-8")) - 2 * history_rows_bytes(0, 0)
+
+    def size(trials: int, failures: int) -> int:
+        rows_size = history_rows_bytes(trials, trial_bytes[trials])
+        return rest + rows_size + history_rows_bytes(failures, failure_bytes[failures]) + _COMMIT_ROOM
+
+    trials, failures = len(history.trials), len(history.failures)
+    while size(trials, failures) > MAX_ENTRY_BYTES:
+        if failures > _FAILURES_KEPT or (failures and trials <= 1):
+            failures -= 1
+        elif trials > 1:
+            trials -= 1
         else:
             return replace(entry, history=None)
-        entry = replace(entry, history=history)
-    return entry
+    if (trials, failures) == (len(history.trials), len(history.failures)):
+        return entry
+    kept = replace(history, trials=history.trials[:trials], failures=history.failures[:failures])
+    return replace(entry, history=kept)
