@@ -8,8 +8,11 @@ import of a parent package that Python performs is not an edge. Floors are the l
 longest chain of imports once circles are collapsed; a circle is a strongly connected component of
 more than one module. An upward arrow is an import, from inside a folder, of that folder's (or an
 enclosing folder's) ``__init__``: the front door that stands above the modules behind it. The
-extension points are the places docs/architecture.md says a new backend, worker kind, report
-format or benchmark touches; the command counts the existing files each one edits.
+declared floors (:data:`FLOORS`) put each top-level unit of the package (a top-level module or
+folder) on a floor, bottom to top; an import runs up a floor when its module stands on a lower
+floor than its target (:func:`up_a_floor`). The extension points are the places
+docs/architecture.md says a new backend, strategy, CLI command, worker kind, report format or
+benchmark touches; the command counts the existing files each one edits.
 ``tests/test_architecture.py`` holds the package to its limits; this command prints the measures::
 
     python -m benchmarks import-graph [--package pytest_autotune] [--chain] [--runtime-only]
@@ -27,11 +30,16 @@ from pathlib import Path
 
 __all__ = [
     "EXTENSION_POINTS",
+    "FLOORS",
     "Structure",
+    "floor_numbers",
     "import_graph",
     "imports_of",
     "measure",
     "strongly_connected",
+    "top_level_unit",
+    "unplaced_units",
+    "up_a_floor",
     "upward_arrows",
 ]
 
@@ -40,7 +48,9 @@ ROOT = Path(__file__).resolve().parents[2]
 #: What adding each kind of thing edits: the existing files (relative to the repository root); the
 #: new module or folder itself is not counted. docs/architecture.md's "Extension points" says how.
 EXTENSION_POINTS: dict[str, tuple[str, ...]] = {
-    "backend": ("pytest_autotune/backends/__init__.py",),
+    "backend": ("pytest_autotune/backends/registry.py",),
+    "strategy": ("pytest_autotune/strategies/registry.py",),
+    "CLI command": ("pytest_autotune/commands/__init__.py", "docs/reference/commands.md"),
     "worker kind": (
         "pytest_autotune/plugin/workers/protocol.py",
         "pytest_autotune/plugin/workers/launch.py",
@@ -52,6 +62,45 @@ EXTENSION_POINTS: dict[str, tuple[str, ...]] = {
         "pytest_autotune/plugin/__init__.py",
     ),
     "benchmark": ("docs/benchmarks.md",),
+}
+
+#: The floors of each package, bottom first: every top-level unit (a module directly in the package,
+#: or a folder: its ``__init__`` and everything in it) stands on one floor, and imports run down or
+#: stay on their floor, never up (:func:`up_a_floor`; ``__init__`` is the package's own front door).
+#: Chosen from the import graph as it is (``python -m benchmarks import-graph`` prints it):
+#:
+#: 0. the foundations everything reads, importing no other unit: option values, warning types, a
+#:    trial's outcome, the lazy exports, the reader of input files;
+#: 1. ``space``, which needs only those;
+#: 2. ``strategies`` (search a space) and ``backends`` (devices; the launch limits are constraints);
+#: 3. ``timing`` (its default timer asks the loaded backends) and ``replay`` (a Kernel Tuner cache as
+#:    a space and an objective);
+#: 4. ``policy`` (budgets and tolerances in ``timing``'s units) and ``entry`` (it keeps a
+#:    ``timing`` history);
+#: 5. ``store`` (the file of entries) and ``tuning`` (the tuner, above the policy it validates);
+#:    the one import between them is ``store.history_record``'s of ``tuning.trials``, for the type of
+#:    the result a history is built from (an import within a floor is allowed);
+#: 6. what a user's code and the plugin call: ``api`` (the decorators build a tuning spec),
+#:    ``fixture``, ``recovery`` (writes through ``store``) and ``runtime`` (reads it);
+#: 7. ``testing`` (helpers over the API and the fixture) and ``commands`` (read the store, export
+#:    through ``runtime``);
+#: 8. ``plugin``, the pytest glue over all of the above (inside it, only the front-door rule holds:
+#:    its concerns import each other both ways, ``report`` <-> ``compare`` and the session <->
+#:    ``compare``, ``workers``, ``report``, so they form no floors of their own yet);
+#: 9. the package's ``__init__`` (its public names) and ``__main__`` (the commands).
+FLOORS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "pytest_autotune": (
+        ("values", "warning_types", "outcome", "_lazy", "input_file"),
+        ("space",),
+        ("strategies", "backends"),
+        ("timing", "replay"),
+        ("policy", "entry"),
+        ("store", "tuning"),
+        ("api", "fixture", "recovery", "runtime"),
+        ("testing", "commands"),
+        ("plugin",),
+        ("__init__", "__main__"),
+    ),
 }
 
 
@@ -125,6 +174,40 @@ def upward_arrows(edges: dict[str, set[str]], front_doors: set[str]) -> list[tup
     )
 
 
+def top_level_unit(module: str) -> str:
+    """The top-level unit ``module`` belongs to: the module or folder right under the package
+    (``pkg.space.chain`` -> ``space``, ``pkg.values`` -> ``values``), ``__init__`` for the package."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def floor_numbers(floors: Sequence[Sequence[str]]) -> dict[str, int]:
+    """Each unit's floor (0 at the bottom)."""
+    return {unit: number for number, units in enumerate(floors) for unit in units}
+
+
+def unplaced_units(edges: dict[str, set[str]], floors: Sequence[Sequence[str]]) -> list[str]:
+    """The top-level units of the graph that stand on no floor."""
+    placed = floor_numbers(floors)
+    return sorted({top_level_unit(module) for module in edges} - set(placed))
+
+
+def up_a_floor(
+    edges: dict[str, set[str]], floors: Sequence[Sequence[str]]
+) -> list[tuple[str, str, int, int]]:
+    """Every import whose module stands on a lower floor than its target: (module, target, the
+    module's floor, the target's floor). Units on no floor are left out (:func:`unplaced_units`)."""
+    number = floor_numbers(floors)
+    found = []
+    for module, targets in edges.items():
+        below = number.get(top_level_unit(module))
+        for target in targets:
+            above = number.get(top_level_unit(target))
+            if below is not None and above is not None and below < above:
+                found.append((module, target, below, above))
+    return sorted(found)
+
+
 def imports_of(package_dir: Path, other: str) -> list[tuple[str, str]]:
     """Every import of package ``other`` (or a module in it) written in the package: (module, target)."""
     found = []
@@ -195,6 +278,8 @@ class Structure:
     largest: tuple[str, int]
     per_folder: dict[str, int]
     upward: tuple[tuple[str, str], ...]
+    up_a_floor: tuple[tuple[str, str, int, int], ...] = ()
+    unplaced: tuple[str, ...] = ()
 
 
 def measure(package_dir: Path, *, annotations: bool = True) -> Structure:
@@ -221,6 +306,7 @@ def measure(package_dir: Path, *, annotations: bool = True) -> Structure:
         if path.name != "__init__.py":  # a package's __init__ is its folder, not a module in it
             per_folder[_module_name(package_dir, path.parent)] += 1
     root = package_dir.name
+    floors = FLOORS.get(root, ())
     return Structure(
         modules=len(edges),
         top_level_modules=per_folder.get(root, 0),
@@ -230,11 +316,13 @@ def measure(package_dir: Path, *, annotations: bool = True) -> Structure:
         largest=max(lines.items(), key=lambda item: item[1]),
         per_folder=dict(sorted(per_folder.items())),
         upward=tuple(upward_arrows(edges, _front_doors(package_dir))),
+        up_a_floor=tuple(up_a_floor(edges, floors)),
+        unplaced=tuple(unplaced_units(edges, floors)) if floors else (),
     )
 
 
 NAME = "import-graph"  # python -m benchmarks import-graph
-QUESTION = "How is the code laid out: floors, circles, upward arrows, modules per folder?"
+QUESTION = "How is the code laid out: floors, circles, upward arrows, layers, modules per folder?"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -257,6 +345,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"upward arrows          {len(structure.upward)}")
     for module, target in structure.upward:
         print(f"  up: {module} -> {target}")
+    floors = FLOORS.get(args.package, ())
+    if floors:
+        print("declared floors (top first):")
+        for number, units in reversed(list(enumerate(floors))):
+            print(f"  {number:>2}  {', '.join(units)}")
+        print(f"imports up a floor     {len(structure.up_a_floor)}")
+        for module, target, below, above in structure.up_a_floor:
+            print(f"  up a floor: {module} (floor {below}) -> {target} (floor {above})")
+        if structure.unplaced:
+            print(f"units on no floor      {', '.join(structure.unplaced)}")
     folder, most = max(structure.per_folder.items(), key=lambda item: item[1])
     print(f"largest folder         {folder} ({most} modules)")
     print("modules per folder:")

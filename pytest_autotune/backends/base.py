@@ -1,12 +1,12 @@
 """The interface every device backend implements, and the device limits it reports.
 
-A *backend* is everything the plugin needs to know about one kind of device (OpenCL devices, the
-host CPU, later CUDA GPUs): which devices exist and which one a process uses, the key a device has
-in ``autotune.json``, how programs are built for it, how the time of a launch is read back, and
-which of its errors are build or launch failures. The plugin, the timer and the ``autotune``
-fixture talk to devices only through this interface, so they stay device-neutral and a new kind of
-device is one new folder under ``backends/`` plus one line in the registry
-(:mod:`pytest_autotune.backends`).
+A *backend* is everything the plugin needs to know about one kind of device (OpenCL devices, CUDA
+GPUs, torch devices for Triton kernels, the host CPU): which devices exist and which one a process
+uses, the key a device has in ``autotune.json``, how programs are built for it, how the time of a
+launch is read back, and which of its errors are build or launch failures. The plugin, the timer
+and the ``autotune`` fixture talk to devices only through this interface, so they stay
+device-neutral and a new kind of device is one new folder under ``backends/`` plus one line in the
+registry (:mod:`pytest_autotune.backends.registry`).
 
 A device is whatever object the backend's library uses (a ``pyopencl.Device``, a host
 description); code outside the backend passes it back without looking inside.

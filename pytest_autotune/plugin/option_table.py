@@ -99,8 +99,9 @@ OPTIONS: Final[tuple[Option, ...]] = (
     Option("cache", "the results file (default: autotune.json in the rootdir)", metavar="PATH"),
     Option(
         "device",
-        "OpenCL device: index 'P' or 'P:D', a name substring or a device key; with xdist a comma "
-        "list assigns worker gwK the K-th device",
+        "the device a test's backend runs on (OpenCL, CUDA or torch/Triton; host tests ignore it): "
+        "an index (OpenCL 'P' or 'P:D', CUDA and torch 'N'), a name substring or a device key; with "
+        "xdist a comma list assigns worker gwK the K-th device",
         metavar="SPEC",
     ),
     Option(
