@@ -6,6 +6,7 @@ line (``terminal``), pytest-benchmark's JSON (``benchmark_json``), the Markdown 
 (``markdown``) and the HTML page with its plots (``pictures``). The built-in ones are listed once,
 in ``registry``; the plugin gets them, and any project's own, through the hook
 ``pytest_autotune_reporters`` (:mod:`pytest_autotune.plugin.hookspec`). A new built-in format is
-one module here plus one line in the registry (and, when it has an option, its row in
-``plugin/option_table.py``).
+one module here plus one line in the registry; a format whose option names the file it writes adds
+that option's row, of kind ``output``, to ``plugin/option_table.py`` (the path is checked at
+start-up and reaches the reporter as ``context.settings.outputs[name]``).
 """
