@@ -25,7 +25,10 @@ def pytest_autotune_reporters(config: pytest.Config) -> list[Reporter]:
     built-in ones first, then those of the other implementations. Each is a
     :class:`~pytest_autotune.plugin.report.formats.reporter.Reporter`; those ``enabled`` for the
     run write, in the process that reports, once the store is written. The hook is called at each
-    stage a reporter may write at (the end of the session, then the terminal summary).
+    stage a reporter may write at (the end of the session, then the terminal summary). Reporter names
+    must be unique: each one's outcome is kept by name. Where a project may also run without
+    pytest-autotune, mark the implementation ``@pytest.hookimpl(optionalhook=True)``: pytest refuses
+    an implementation of a hook nobody added.
 
     .. code-block:: python
 
