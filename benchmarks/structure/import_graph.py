@@ -56,10 +56,10 @@ EXTENSION_POINTS: dict[str, tuple[str, ...]] = {
         "pytest_autotune/plugin/workers/launch.py",
         "pytest_autotune/plugin/__init__.py",
     ),
+    # one line in the registry; a format whose option names a file adds its row (kind "output")
     "report format": (
+        "pytest_autotune/plugin/report/formats/registry.py",
         "pytest_autotune/plugin/option_table.py",
-        "pytest_autotune/plugin/options.py",
-        "pytest_autotune/plugin/__init__.py",
     ),
     "benchmark": ("docs/benchmarks.md",),
 }

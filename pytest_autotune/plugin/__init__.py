@@ -25,12 +25,29 @@ if TYPE_CHECKING:
     from pytest_autotune.plugin.controller import Controller
     from pytest_autotune.plugin.devices import DeviceResolver
     from pytest_autotune.plugin.modes.item_plan import ItemPlan
+    from pytest_autotune.plugin.report.formats.reporter import Reporter
     from pytest_autotune.plugin.session import AutotuneSession
     from pytest_autotune.timing.measure import Timer
 
 SESSION: pytest.StashKey[AutotuneSession] = pytest.StashKey()
 CONTROLLER: pytest.StashKey[Controller] = pytest.StashKey()
 PLAN: pytest.StashKey[ItemPlan] = pytest.StashKey()
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Add pytest-autotune's hooks (:mod:`pytest_autotune.plugin.hookspec`): other plugins and
+    ``conftest.py`` files add report formats through ``pytest_autotune_reporters``."""
+    from pytest_autotune.plugin import hookspec
+
+    pluginmanager.add_hookspecs(hookspec)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_autotune_reporters(config: pytest.Config) -> list[Reporter]:
+    """The built-in report formats (:mod:`pytest_autotune.plugin.report.formats.registry`), first."""
+    from pytest_autotune.plugin.report.formats.registry import built_in_reporters
+
+    return built_in_reporters()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -105,7 +122,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     session = config.stash.get(SESSION, None)
     if session is None or not config.pluginmanager.hasplugin("dsession") or not _is_relevant(session):
         return None
-    from pytest_autotune.plugin.report.terminal import header_lines
+    from pytest_autotune.plugin.report.formats.terminal import header_lines
 
     return header_lines(session, session.store.devices())
 
@@ -118,7 +135,7 @@ def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Ite
     tunable = [item for item in items if _is_tunable(item)]
     if not tunable and not _is_relevant(session):
         return None
-    from pytest_autotune.plugin.report.terminal import header_lines
+    from pytest_autotune.plugin.report.formats.terminal import header_lines
 
     try:
         devices = {session.devices.key_for(getattr(item, "fixturenames", ())) for item in tunable}
@@ -226,54 +243,34 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Write the store once (controller or single process) and export JSON when asked."""
+    """Write the store once (controller or single process), then every report format asked for."""
     controller = session.config.stash.get(CONTROLLER, None)
     if controller is None:
         return
     controller.finish(int(exitstatus))
     if controller.outcome.error is not None and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED  # results that were not saved fail the run
-    json_path = controller.session.settings.json_path
-    if json_path is not None:
-        from pytest_autotune.plugin.report.terminal import export_json
-        from pytest_autotune.store.git_commit import commit_info
+    from pytest_autotune.plugin.report.formats.reporter import write_reports
 
-        try:
-            export_json(json_path, controller.results, commit_info(session.config.rootpath))
-        except OSError as exc:  # checked at start-up, but the folder may have gone since
-            controller.outcome.json_error = f"--autotune-json: cannot write {json_path} ({exc})"
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    report_dir = controller.session.settings.report_dir
-    if report_dir is not None:
-        from pytest_autotune.plugin.report.pictures import write_report
-
-        try:
-            controller.outcome.report = write_report(report_dir, controller.results, title="pytest-autotune")
-        except OSError as exc:
-            controller.outcome.report_error = f"--autotune-report: cannot write {report_dir} ({exc})"
-    md_path = controller.session.settings.report_md
-    if md_path is not None:
-        from pytest_autotune.plugin.report.markdown import FAILED_STATES, failed_tests, write_markdown
-
-        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-        stats = getattr(reporter, "stats", {})
-        reds = {r.nodeid for r in controller.results if r.state in FAILED_STATES}
-        failures = failed_tests([*stats.get("failed", []), *stats.get("error", [])], reds)
-        try:
-            write_markdown(md_path, controller.results, failures)
-        except OSError as exc:
-            controller.outcome.json_error = f"--autotune-report-md: cannot write {md_path} ({exc})"
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    context = controller.report_context(session.config.pluginmanager.get_plugin("terminalreporter"))
+    if write_reports(_reporters(session.config), "session-finish", controller.results, context):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a format asked for was not written
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
-    """The autotune sections: per device, and performance regressions."""
+    """The autotune sections (per device, performance regressions) and other terminal reporters."""
     controller = config.stash.get(CONTROLLER, None)
     if controller is None:
         return
-    from pytest_autotune.plugin.report.terminal import write_summary
+    from pytest_autotune.plugin.report.formats.reporter import write_reports
 
-    write_summary(terminalreporter, controller)
+    context = controller.report_context(terminalreporter)
+    write_reports(_reporters(config), "terminal-summary", controller.results, context)
+
+
+def _reporters(config: pytest.Config) -> list[Reporter]:
+    """Every plugin's report formats (``pytest_autotune_reporters``), the built-in ones first."""
+    return [reporter for group in config.hook.pytest_autotune_reporters(config=config) for reporter in group]
 
 
 # -- fixtures ---------------------------------------------------------------------------------------------

@@ -22,7 +22,8 @@ from pytest_autotune.backends.host import host_key
 from pytest_autotune.entry import StoreEntry, utc_moment
 from pytest_autotune.plugin.report.results import AutotuneResult, from_user_properties
 from pytest_autotune.plugin.session import CollectionInfo, nodeid_file
-from pytest_autotune.recovery import merge_command, write_recovery
+from pytest_autotune.plugin.store_outcome import StoreOutcome
+from pytest_autotune.recovery import write_recovery
 from pytest_autotune.store.changes import apply_changes
 from pytest_autotune.store.document import StoreError
 from pytest_autotune.store.git_commit import commit_info
@@ -30,39 +31,10 @@ from pytest_autotune.store.git_commit import commit_info
 if TYPE_CHECKING:
     import pytest
 
+    from pytest_autotune.plugin.report.formats.reporter import ReportContext, ReportOutcome
     from pytest_autotune.plugin.session import AutotuneSession
 
 __all__ = ["Controller", "StoreOutcome"]
-
-
-@dataclass
-class StoreOutcome:
-    """What happened to ``autotune.json`` during the session (for the summary)."""
-
-    written: int = 0
-    removed: int = 0
-    changed: bool = False
-    error: str | None = None
-    prune_refused: str | None = None
-    recovery: Path | None = None
-    recovered: int = 0
-    recovery_error: str | None = None
-    json_error: str | None = None
-    #: The page ``--autotune-report`` wrote, or why it could not.
-    report: Path | None = None
-    report_error: str | None = None
-
-    def recovery_lines(self, store: Path) -> list[str]:
-        """What the summary says about results that could not be written to ``store``."""
-        if self.recovery is not None:
-            return [
-                f"this run's results ({self.recovered} entr{'y' if self.recovered == 1 else 'ies'}) "
-                f"were saved to {self.recovery}",
-                f"merge them once {store} can be written: {merge_command(self.recovery, store)}",
-            ]
-        if self.recovery_error is not None:
-            return [f"this run's results were lost: {self.recovery_error}"]
-        return []
 
 
 @dataclass(eq=False)
@@ -77,6 +49,8 @@ class Controller:
     unused: dict[str, list[str]] = field(default_factory=dict)
     outcome: StoreOutcome = field(default_factory=StoreOutcome)
     unsaved: dict[tuple[str, str], StoreEntry] = field(default_factory=dict)
+    #: Each report format's outcome, by the reporter's name (the summary shows their paths and errors).
+    reports: dict[str, ReportOutcome] = field(default_factory=dict)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Hook: take the result carried by a call-phase report (the controller is registered as a plugin)."""
@@ -144,6 +118,20 @@ class Controller:
         self.outcome.recovered = len(self.unsaved)
         if previous is not None and previous != self.outcome.recovery:
             previous.unlink(missing_ok=True)  # the new file holds all of it
+
+    def report_context(self, terminal: pytest.TerminalReporter | None) -> ReportContext:
+        """What the report formats are given: the run's settings, the store's outcome, the unused
+        entries and the formats' outcomes so far (each reporter's goes into :attr:`reports`)."""
+        from pytest_autotune.plugin.report.formats.reporter import ReportContext
+
+        return ReportContext(
+            config=self.session.config,
+            settings=self.session.settings,
+            store=self.outcome,
+            unused=self.unused,
+            outcomes=self.reports,
+            terminal=terminal,
+        )
 
     def add_collection(self, info: CollectionInfo) -> None:
         """Fold in what a process collected."""

@@ -39,7 +39,9 @@ class Option:
 
     name: str
     help: str
-    kind: Literal["mode", "value", "flag", "append"] = "value"
+    #: ``output``: the PATH of a file a report format writes, checked writable at start-up and kept in
+    #: ``Settings.outputs`` by the option's name (a new format with a file needs no resolution code).
+    kind: Literal["mode", "value", "flag", "append", "output"] = "value"
     metavar: str | None = None
     policy_key: str | None = None
 
@@ -180,7 +182,12 @@ OPTIONS: Final[tuple[Option, ...]] = (
         "full: refused after node ids, -k, -m, --deselect, --lf or a collection error)",
         kind="flag",
     ),
-    Option("json", "write this run's measurements in pytest-benchmark's JSON format", metavar="PATH"),
+    Option(
+        "json",
+        "write this run's measurements in pytest-benchmark's JSON format",
+        kind="output",
+        metavar="PATH",
+    ),
     Option(
         "allow-shared-device",
         "time tests even when several xdist workers share a device (timings then interfere)",
@@ -240,6 +247,7 @@ OPTIONS: Final[tuple[Option, ...]] = (
         "report-md",
         "write a Markdown summary of this run (checks, comparisons, tuning) to PATH, e.g. "
         "$GITHUB_STEP_SUMMARY (appended to when the file exists)",
+        kind="output",
         metavar="PATH",
     ),
 )

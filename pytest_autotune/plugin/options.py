@@ -58,7 +58,8 @@ class Settings:
     prune: bool = False
     cache_path: Path = Path("autotune.json")
     device_spec: str | None = None
-    json_path: Path | None = None
+    #: The files the report formats write (options of kind ``output``), by option name.
+    outputs: Mapping[str, Path] = field(default_factory=dict)
     allow_shared_device: bool = False
     policy_layer: dict[str, Any] = field(default_factory=dict)
     report_dir: Path | None = None
@@ -68,13 +69,22 @@ class Settings:
     compare_ref: str | None = None
     compare_max_time: float = DEFAULT_COMPARE_MAX_TIME
     compare_strict: bool = False
-    report_md: Path | None = None
     #: Devices one test's trials run on at once: a number, or ``"all"`` of the test's type.
     parallel: int | str = 1
     #: The Dask scheduler whose devices run the searches (``--autotune-cluster``), None: this host.
     cluster: str | None = None
     #: The clock regression verdicts judge (``--autotune-clock``; :mod:`pytest_autotune.timing.clock`).
     clock: ClockChoice = "auto"
+
+    @property
+    def json_path(self) -> Path | None:
+        """``--autotune-json``: where the pytest-benchmark JSON goes."""
+        return self.outputs.get("json")
+
+    @property
+    def report_md(self) -> Path | None:
+        """``--autotune-report-md``: where the Markdown summary goes."""
+        return self.outputs.get("report-md")
 
     @property
     def tuning(self) -> bool:
@@ -221,6 +231,7 @@ def resolve(config: pytest.Config, validate_policy: PolicyValidator) -> Settings
     """
     values: dict[str, Any] = {}
     policy_layer: dict[str, Any] = {}
+    outputs: dict[str, Path] = {}
     for option in OPTIONS:
         found = _raw(config, option)
         if found is None:
@@ -250,12 +261,11 @@ def resolve(config: pytest.Config, validate_policy: PolicyValidator) -> Settings
                 _readable_file((base / Path(part).expanduser()).resolve(), source, "an autotune.json file")
                 for part in parts
             )
-        elif option.name in ("cache", "json", "report-md"):
-            values[option.name] = _path_value(value, source, base)
-            if option.name == "cache":
-                _readable_file(values["cache"], source, "an autotune.json file (or where to create one)")
-            else:
-                _writable_file(values[option.name], source)
+        elif option.kind == "output":
+            outputs[option.name] = _writable_file(_path_value(value, source, base), source)
+        elif option.name == "cache":
+            values["cache"] = _path_value(value, source, base)
+            _readable_file(values["cache"], source, "an autotune.json file (or where to create one)")
         elif option.name == "compare-max-time":
             values[option.name] = _positive_seconds(value, source)
         elif option.name == "report":
@@ -285,7 +295,7 @@ def resolve(config: pytest.Config, validate_policy: PolicyValidator) -> Settings
         prune=values.get("prune", False),
         cache_path=values.get("cache", config.rootpath / "autotune.json"),
         device_spec=values.get("device"),
-        json_path=values.get("json"),
+        outputs=outputs,
         allow_shared_device=values.get("allow-shared-device", False),
         policy_layer=policy_layer,
         report_dir=values.get("report"),
@@ -295,7 +305,6 @@ def resolve(config: pytest.Config, validate_policy: PolicyValidator) -> Settings
         compare_ref=values.get("compare"),
         compare_max_time=values.get("compare-max-time", DEFAULT_COMPARE_MAX_TIME),
         compare_strict=values.get("compare-strict", False),
-        report_md=values.get("report-md"),
         parallel=values.get("parallel", 1),
         cluster=values.get("cluster"),
         clock=values.get("clock", "auto"),

@@ -6,7 +6,7 @@ loses the user's file. So the page the report writes carries a marker, :data:`GE
 ``<meta name="generator">`` tag in its head), and an existing ``index.html`` is replaced only when
 it carries it (or starts as the pages written before the marker existed did). The check runs at
 start-up (:mod:`pytest_autotune.plugin.options`, a usage error before any tuning) and again just
-before writing (:mod:`pytest_autotune.plugin.report.pictures`), since the folder may change during a
+before writing (:mod:`pytest_autotune.plugin.report.formats.pictures`), since the folder may change during a
 long run. The page is read through :mod:`pytest_autotune.input_file`: a FIFO or device named
 ``index.html`` is refused, never read.
 """

@@ -18,7 +18,7 @@ from benchmarks.drills.compare_kit import (
     simple_project,
     submodule_project,
 )
-from pytest_autotune.plugin.report.markdown import markdown_report
+from pytest_autotune.plugin.report.formats.markdown import markdown_report
 from pytest_autotune.plugin.report.results import AutotuneResult
 
 

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from pytest_autotune.commands.entry_text import tolerance_text
-from pytest_autotune.plugin.report.markdown import markdown_report
+from pytest_autotune.plugin.report.formats.markdown import markdown_report
 from pytest_autotune.plugin.report.results import AutotuneResult
 from pytest_autotune.store import Store
 

@@ -1,22 +1,22 @@
-"""What the user reads: the header line, the terminal summary, and the pytest-benchmark JSON export.
+"""What the user reads in the terminal: the header line and the autotune sections of the summary.
 
 The summary has one section per device (tuned tests with their speedup over the declared default
 and trials per outcome label; faster, missing, stale, unused and unchecked tests, each with the
-command that resolves them) and its own section for performance regressions.
+command that resolves them) and its own section for performance regressions. Above them it names
+what each other report format wrote, or why it could not (their outcomes,
+:class:`~pytest_autotune.plugin.report.formats.reporter.ReportOutcome`). The summary is itself a
+report format (:class:`TerminalSummary`) that writes at pytest's terminal-summary stage.
 """
 
 from __future__ import annotations
 
-import datetime
-import json
-import platform
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_autotune.input_file import open_output
-from pytest_autotune.plugin.compare.report import json_detail, json_fields, write_compare_section
+from pytest_autotune.plugin.compare.report import write_compare_section
+from pytest_autotune.plugin.report.formats.reporter import ReportContext, Reporter, ReportOutcome
 from pytest_autotune.plugin.report.results import AutotuneResult
 from pytest_autotune.plugin.report.summary_table import (
     CHECK_LEGEND,
@@ -28,15 +28,16 @@ from pytest_autotune.plugin.report.summary_table import (
     tuned_lines,
 )
 from pytest_autotune.plugin.report.summary_text import format_value
+from pytest_autotune.recovery import merge_command
 from pytest_autotune.store.document import printable
 
 if TYPE_CHECKING:
     import pytest
 
-    from pytest_autotune.plugin.controller import Controller
     from pytest_autotune.plugin.session import AutotuneSession
+    from pytest_autotune.plugin.store_outcome import StoreOutcome
 
-__all__ = ["export_json", "header_lines", "isolation_note", "pruned_note", "time_fields", "write_summary"]
+__all__ = ["TerminalSummary", "header_lines", "isolation_note", "pruned_note", "write_summary"]
 
 #: Unused entries listed by name without ``-v`` (a store of thousands would flood the terminal).
 UNUSED_LISTED = 10
@@ -221,25 +222,57 @@ def _regressions_section(tr: pytest.TerminalReporter, results: list[AutotuneResu
         )
 
 
-def write_summary(tr: pytest.TerminalReporter, controller: Controller) -> None:
-    """Write the autotune sections of the terminal summary."""
-    compared = [r for r in controller.results if r.mode == "compare"]
-    results = [r for r in controller.results if r.mode != "compare"]
-    unused = controller.unused
-    devices = sorted({r.device for r in results} | set(unused))
-    outcome, settings = controller.outcome, controller.session.settings
-    if outcome.json_error:
-        tr.write_line(f"autotune: {outcome.json_error}", red=True, bold=True)
-    if outcome.report_error or outcome.report:
-        failed = outcome.report_error is not None
-        tr.write_line(
-            f"autotune: {outcome.report_error or f'report: {outcome.report}'}", red=failed, bold=failed
-        )
+class TerminalSummary(Reporter):
+    """The autotune sections of pytest's terminal summary (always written when there is a terminal)."""
+
+    name = "terminal"
+    stage = "terminal-summary"
+    fails_run = False
+
+    def enabled(self, context: ReportContext) -> bool:
+        """Whenever pytest's terminal reporter runs."""
+        return context.terminal is not None
+
+    def write(self, results: Sequence[AutotuneResult], context: ReportContext) -> ReportOutcome:
+        """Write the sections into the terminal reporter."""
+        assert context.terminal is not None
+        write_summary(context.terminal, results, context)
+        return ReportOutcome()
+
+
+def recovery_lines(outcome: StoreOutcome, store: Path) -> list[str]:
+    """What the summary says about results that could not be written to ``store``."""
+    if outcome.recovery is not None:
+        return [
+            f"this run's results ({outcome.recovered} entr{'y' if outcome.recovered == 1 else 'ies'}) "
+            f"were saved to {outcome.recovery}",
+            f"merge them once {store} can be written: {merge_command(outcome.recovery, store)}",
+        ]
+    if outcome.recovery_error is not None:
+        return [f"this run's results were lost: {outcome.recovery_error}"]
+    return []
+
+
+def write_summary(
+    tr: pytest.TerminalReporter, results: Sequence[AutotuneResult], context: ReportContext
+) -> None:
+    """Write the autotune sections of the terminal summary: each report format's path or error, the
+    comparisons, one section per device, the store's outcome and the performance regressions."""
+    compared = [r for r in results if r.mode == "compare"]
+    checked = [r for r in results if r.mode != "compare"]
+    unused = context.unused
+    devices = sorted({r.device for r in checked} | set(unused))
+    outcome, settings = context.store, context.settings
+    for report in context.outcomes.values():
+        if report.error is not None:
+            tr.write_line(f"autotune: {report.error}", red=True, bold=True)
+        elif report.message is not None:
+            tr.write_line(f"autotune: {report.message}")
     write_compare_section(tr, compared)
     if not devices and not outcome.error and not outcome.prune_refused:
         return
     for device in devices:
-        _device_section(tr, device, [r for r in results if r.device == device], unused.get(device, []))
+        _device_section(tr, device, [r for r in checked if r.device == device], unused.get(device, []))
     if outcome.changed:
         removed = f", {outcome.removed} removed" if outcome.removed else ""
         tr.write_line(f"{settings.cache_path}: {_entries(outcome.written)} written{removed}")
@@ -247,9 +280,9 @@ def write_summary(tr: pytest.TerminalReporter, controller: Controller) -> None:
         tr.write_line(f"--autotune-prune skipped: {outcome.prune_refused}", yellow=True)
     if outcome.error:
         tr.write_line(f"autotune: could not update the cache: {outcome.error}", red=True, bold=True)
-        for line in outcome.recovery_lines(settings.cache_path):
+        for line in recovery_lines(outcome, settings.cache_path):
             tr.write_line(f"autotune: {line}", red=True, bold=True)
-    _regressions_section(tr, results)
+    _regressions_section(tr, checked)
 
 
 def clock_notes(results: list[AutotuneResult]) -> list[str]:
@@ -261,116 +294,3 @@ def clock_notes(results: list[AutotuneResult]) -> list[str]:
         if any(notes):
             lines.append(f"  {result.nodeid}: " + "; ".join(note for note in notes if note))
     return lines
-
-
-def clock_fields(result: AutotuneResult) -> dict[str, Any]:
-    """``extra_info["autotune_clock"]`` of a check: the clock that judged, why, both clocks' medians
-    and changes, and the parallelism guard's verdict."""
-    fields: dict[str, Any] = {"judged_on": result.clock, "note": result.clock_note}
-    for clock in ("wall", "cpu"):
-        median, baseline = judged_medians(result, clock)
-        change = median / baseline - 1 if median is not None and baseline else None
-        fields[clock] = {"median": median, "baseline": baseline, "change": change}
-    fields["parallelism"] = result.parallelism
-    return fields
-
-
-def time_fields(result: AutotuneResult) -> dict[str, Any]:
-    """``extra_info["autotune_time"]`` of a tuned test: the one reported time (``stats``' median,
-    the winner's new baseline) and the others, each named, so that no reader mistakes one for it."""
-    search = result.search or {}
-    rounds = {
-        role: finalist.get("median")
-        for finalist in search.get("finalists", ())
-        for role in ("winner", "default")
-        if role in finalist.get("roles", ())
-    }
-    return {
-        "reported": (result.stats or {}).get("median"),
-        "reported_as": "the winner's new baseline, measured after the choice (stats)",
-        "best_trial": search.get("best_trial"),
-        "finalist_rounds": rounds,
-    }
-
-
-def _benchmark(result: AutotuneResult) -> dict[str, Any]:
-    stats = dict(result.stats or {})
-    mean = stats.get("mean") or 0.0
-    return {
-        "group": result.device,
-        "name": result.name,
-        "fullname": result.nodeid,
-        "params": result.params or None,
-        "param": result.name.partition("[")[2].rstrip("]") or None,
-        "extra_info": {
-            "autotune_config": result.config,
-            "device": result.device,
-            "mode": result.mode,
-            "state": result.state,
-            "unit": result.unit,
-            **({"autotune_tuning": result.tuning} if result.tuning else {}),
-            **({"autotune_time": time_fields(result)} if result.state == "tuned" else {}),
-            **({"autotune_isolation": result.isolation} if result.isolation else {}),
-            **(result.metrics or {}),  # as pytest-benchmark users write benchmark.extra_info[name]
-            **({"autotune_pruned": result.pruned} if result.pruned else {}),
-            **({"autotune_tolerance": result.tolerance} if result.tolerance is not None else {}),
-            **({"autotune_clock": clock_fields(result)} if result.clock and not result.compare else {}),
-            **(
-                {
-                    "autotune_compare": json_fields(result.compare),
-                    "autotune_compare_detail": json_detail(result.compare),
-                }
-                if result.compare
-                else {}
-            ),
-        },
-        "options": {"timer": "pytest-autotune", "disable_gc": False, "min_rounds": stats.get("rounds", 0)},
-        "stats": {
-            "min": stats.get("min"),
-            "max": stats.get("max"),
-            "mean": mean,
-            "stddev": stats.get("stddev"),
-            "rounds": stats.get("rounds"),
-            "median": stats.get("median"),
-            "iqr": stats.get("iqr"),
-            "q1": stats.get("q1"),
-            "q3": stats.get("q3"),
-            "iqr_outliers": stats.get("iqr_outliers"),
-            "stddev_outliers": stats.get("stddev_outliers"),
-            "outliers": f"{stats.get('stddev_outliers')};{stats.get('iqr_outliers')}",
-            "ld15iqr": stats.get("ld15iqr"),
-            "hd15iqr": stats.get("hd15iqr"),
-            "ops": 1.0 / mean if mean and result.unit == "s" else None,
-            "total": stats.get("total"),
-            "iterations": 1,
-        },
-    }
-
-
-def export_json(path: Path, results: list[AutotuneResult], commit: dict[str, Any]) -> None:
-    """Write measured results in pytest-benchmark's JSON layout (``machine_info``, ``benchmarks``, ...)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        __version__ = version("pytest-autotune")
-    except PackageNotFoundError:  # run from a source tree that was never installed
-        __version__ = "unknown"
-
-    document = {
-        "machine_info": {
-            "node": platform.node(),
-            "processor": platform.processor(),
-            "machine": platform.machine(),
-            "python_implementation": platform.python_implementation(),
-            "python_version": platform.python_version(),
-            "release": platform.release(),
-            "system": platform.system(),
-        },
-        "commit_info": commit,
-        "benchmarks": [_benchmark(r) for r in results if r.stats],
-        "datetime": datetime.datetime.now(datetime.UTC).isoformat(),
-        "version": __version__,
-    }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open_output(path) as handle:
-        handle.write(json.dumps(document, indent=2, sort_keys=True) + "\n")

@@ -13,9 +13,11 @@ from __future__ import annotations
 import html
 import re
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from pytest_autotune.plugin.report.formats.reporter import ReportContext, Reporter, ReportOutcome
 from pytest_autotune.plugin.report.search_trace import SearchTrace
 from pytest_autotune.plugin.report.summary_text import (
     counts_text,
@@ -29,7 +31,7 @@ from pytest_autotune.plugin.report.target import GENERATOR, INDEX, foreign_index
 if TYPE_CHECKING:
     from pytest_autotune.plugin.report.results import AutotuneResult
 
-__all__ = ["INDEX", "parameters_name", "picture_name", "write_report"]
+__all__ = ["INDEX", "HtmlReport", "parameters_name", "picture_name", "write_report"]
 
 _UNSAFE: Final = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -142,7 +144,7 @@ def _figure(directory: Path, result: AutotuneResult, name: str) -> str:
     return "\n".join(parts)
 
 
-def write_report(directory: Path, results: list[AutotuneResult], *, title: str) -> Path:
+def write_report(directory: Path, results: Sequence[AutotuneResult], *, title: str) -> Path:
     """Write the plots and ``index.html`` into ``directory``; returns the page's path.
 
     Raises ``FileExistsError`` (before writing anything) when the folder holds an ``index.html``
@@ -179,3 +181,25 @@ def write_report(directory: Path, results: list[AutotuneResult], *, title: str) 
     index = directory / INDEX
     index.write_text(page + "\n", encoding="utf-8")
     return index
+
+
+class HtmlReport(Reporter):
+    """The folder of ``--autotune-report``: the page and its plots. A failed write is shown in the
+    summary but does not fail the run (the results and the store are not at stake)."""
+
+    name = "html"
+    fails_run = False
+
+    def enabled(self, context: ReportContext) -> bool:
+        """Asked for by ``--autotune-report`` (or its ini key or environment variable)."""
+        return context.settings.report_dir is not None
+
+    def write(self, results: Sequence[AutotuneResult], context: ReportContext) -> ReportOutcome:
+        """Write the page and the plots; the summary names the page (or why it could not be written)."""
+        directory = context.settings.report_dir
+        assert directory is not None
+        try:
+            page = write_report(directory, results, title="pytest-autotune")
+        except OSError as exc:
+            return ReportOutcome(error=f"--autotune-report: cannot write {directory} ({exc})")
+        return ReportOutcome(written=page, message=f"report: {page}")

@@ -12,17 +12,18 @@ file that a job's steps append to), so nothing written there before is lost.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
 from pytest_autotune.input_file import open_output
 from pytest_autotune.plugin.compare.report import configurations, percent
+from pytest_autotune.plugin.report.formats.reporter import ReportContext, Reporter, ReportOutcome
 from pytest_autotune.plugin.report.results import AutotuneResult
 from pytest_autotune.plugin.report.summary_table import judged_medians
 from pytest_autotune.plugin.report.summary_text import format_value, speedup_text
 
-__all__ = ["FAILED_STATES", "failed_tests", "markdown_report", "write_markdown"]
+__all__ = ["FAILED_STATES", "MarkdownSummary", "failed_tests", "markdown_report", "write_markdown"]
 
 _MARKS: Final = {
     "regression": "❌ regression",
@@ -203,10 +204,35 @@ def failed_tests(reports: Iterable[Any], explained: set[str]) -> list[tuple[str,
     return list(found.items())
 
 
-def write_markdown(path: Path, results: list[AutotuneResult], failures: Iterable[tuple[str, str]]) -> None:
+def write_markdown(
+    path: Path, results: Sequence[AutotuneResult], failures: Iterable[tuple[str, str]]
+) -> None:
     """Append :func:`markdown_report` of ``results`` to ``path`` (created with its folders if need be)."""
+    results = list(results)
     text = markdown_report(results, notes=_compare_notes(results), failures=failures)
     path.parent.mkdir(parents=True, exist_ok=True)
     existing = path.exists() and path.stat().st_size > 0
     with open_output(path, append=True) as handle:
         handle.write(("\n" if existing else "") + text)
+
+
+class MarkdownSummary(Reporter):
+    """The Markdown summary of ``--autotune-report-md``; a failed write fails the run."""
+
+    name = "markdown"
+
+    def enabled(self, context: ReportContext) -> bool:
+        """Asked for by ``--autotune-report-md`` (or its ini key or environment variable)."""
+        return context.settings.report_md is not None
+
+    def write(self, results: Sequence[AutotuneResult], context: ReportContext) -> ReportOutcome:
+        """Append the summary, with the first line of each failed test that has no verdict of its own."""
+        path = context.settings.report_md
+        assert path is not None
+        reds = {r.nodeid for r in results if r.state in FAILED_STATES}
+        failures = failed_tests(context.failed_reports, reds)
+        try:
+            write_markdown(path, results, failures)
+        except OSError as exc:
+            return ReportOutcome(error=f"--autotune-report-md: cannot write {path} ({exc})")
+        return ReportOutcome(written=path)
