@@ -31,6 +31,16 @@ import pytest_autotune.tuning.tuner  # noqa: F401
 
 del hypothesis
 
+# matplotlib too, whole: a run that first imports some of its modules loses them when it ends while
+# the rest stay, and the next run's figures mix two generations of its classes (a TypeError in
+# ``set_clip_path``) -- seen under xdist once the report formats became reporters.
+try:
+    import matplotlib.backends.backend_agg
+    import matplotlib.figure
+    import matplotlib.ticker  # noqa: F401
+except ImportError:  # pragma: no cover - matplotlib is a test dependency
+    pass
+
 FAKE_TIMER_CONFTEST = """
 import os
 
