@@ -70,11 +70,11 @@ def pytest_configure(config: pytest.Config) -> None:
     except (PolicyError, StoreError, ValueError) as exc:  # a compare worker told its parent (session.py)
         raise pytest.UsageError(f"pytest-autotune: {exc}") from exc
     config.stash[SESSION] = session
-    if session.trial_worker is not None and session.trial_worker.role == "compare":
+    if session.worker_spec is not None and session.worker_spec.role == "compare":
         from pytest_autotune.plugin.compare.worker import NotCollectedReporter
 
-        config.pluginmanager.register(NotCollectedReporter(session.trial_worker), "autotune-compare-worker")
-    if not session.is_worker and session.trial_worker is None:
+        config.pluginmanager.register(NotCollectedReporter(session.worker_spec), "autotune-compare-worker")
+    if not session.is_xdist_worker and session.worker_spec is None:
         from pytest_autotune.plugin.controller import Controller
 
         controller = Controller(session)
@@ -133,7 +133,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     A trial worker keeps only the test it serves.
     """
-    spec = _session(config).trial_worker
+    spec = _session(config).worker_spec
     if spec is not None:
         others = [item for item in items if item.nodeid != spec.nodeid]
         items[:] = [item for item in items if item.nodeid == spec.nodeid]
@@ -160,7 +160,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     for item in session.items:
         state.collection.add(item.nodeid, tunable=_is_tunable(item))
     state.collection.errors = session.testsfailed
-    if state.is_worker:
+    if state.is_xdist_worker:
         session.config.workeroutput["autotune"] = state.collection.to_dict()  # type: ignore[attr-defined]
     elif CONTROLLER in session.config.stash:
         session.config.stash[CONTROLLER].add_collection(state.collection)
@@ -188,7 +188,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if failure is not None:
         pytest.fail(failure, pytrace=False)  # outside the except: the message is shown once
     if plan is not None:
-        worker = session.trial_worker
+        worker = session.worker_spec
         item.stash[PLAN] = plan if worker is None else plan.for_trial_worker(worker.role)
 
 
@@ -203,15 +203,15 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 
     take_escalated()  # none of another test's escalated warnings is this test's
     fixture: Autotune = pyfuncitem.funcargs["autotune"]  # type: ignore[assignment]
-    if session.trial_worker is not None and session.trial_worker.role == "compare":
+    if session.worker_spec is not None and session.worker_spec.role == "compare":
         from pytest_autotune.plugin.compare.worker import serve_compare
 
-        serve_compare(pyfuncitem, fixture, session.trial_worker, plan.committed)
+        serve_compare(pyfuncitem, fixture, session.worker_spec, plan.committed)
         return True
-    if session.trial_worker is not None:
+    if session.worker_spec is not None:
         from pytest_autotune.plugin.workers.main import serve_item
 
-        serve_item(pyfuncitem, fixture, session.trial_worker)
+        serve_item(pyfuncitem, fixture, session.worker_spec)
         return True
     from pytest_autotune.plugin.modes.execution import conclude, run_item
 

@@ -53,6 +53,7 @@ from pytest_autotune.plugin.compare.clocks import judged_clock
 from pytest_autotune.plugin.compare.git_ref import RefTree, export_tree, uncommitted
 from pytest_autotune.plugin.compare.import_guard import ENV_VAR as GUARD_VAR
 from pytest_autotune.plugin.compare.import_guard import GuardSpec
+from pytest_autotune.plugin.compare.messages import SideSetup
 from pytest_autotune.plugin.compare.pair import (
     PairRun,
     Procedure,
@@ -66,7 +67,7 @@ from pytest_autotune.plugin.compare.report import percent
 from pytest_autotune.plugin.compare.side import SideError
 from pytest_autotune.plugin.report.results import AutotuneResult
 from pytest_autotune.plugin.workers.launch import pinned_home
-from pytest_autotune.plugin.workers.protocol import ENV_VAR, SideSetup
+from pytest_autotune.plugin.workers.protocol import ENV_VAR
 from pytest_autotune.timing.measure import Stats
 from pytest_autotune.timing.paired import PairedVerdict, blocks_to_decide, hodges_lehmann
 from pytest_autotune.timing.pairs import pair_effects

@@ -4,8 +4,8 @@ Started by :mod:`pytest_autotune.plugin.compare.side` from one tree (the referen
 working tree), it collects the test there, plans it as a plain check would (so the configuration
 is the one that tree's ``autotune.json`` commits for this device, else the declared defaults) and
 serves the parent (:func:`serve_compare`): the first request
-(:class:`~pytest_autotune.plugin.workers.protocol.CompareSetup`) and each measurement
-(:class:`~pytest_autotune.plugin.workers.protocol.CompareMeasure`) run the body once with that
+(:class:`~pytest_autotune.plugin.compare.messages.CompareSetup`) and each measurement
+(:class:`~pytest_autotune.plugin.compare.messages.CompareMeasure`) run the body once with that
 configuration, asserts included, and send back its samples. Each measurement runs the whole body,
 so it gets fresh inputs and buffers: a process whose buffers happened to land badly in memory
 would otherwise be slower (or faster) for every measurement it takes, a bias no number of blocks
@@ -26,16 +26,14 @@ from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
 from pytest_autotune.plugin.compare.import_guard import installed_finder
-from pytest_autotune.plugin.workers.main import body_ended
-from pytest_autotune.plugin.workers.protocol import (
+from pytest_autotune.plugin.compare.messages import (
     CompareMeasure,
     CompareSetup,
     NotCollected,
     NotServedKind,
     SideSetup,
-    TrialReply,
-    WorkerSpec,
 )
+from pytest_autotune.plugin.workers.protocol import TrialReply, WorkerSpec, body_ended
 from pytest_autotune.plugin.workers.runner import run_trial
 from pytest_autotune.tuning.process.serve import serve_requests, watch_parent
 

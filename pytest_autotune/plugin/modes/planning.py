@@ -154,10 +154,10 @@ def plan_item(session: AutotuneSession, item: pytest.Item) -> ItemPlan | None:
     if tune and shared_by > 1:
         raise PlanError(_shared_device_refusal(item.nodeid, device, shared_by))
     limited, pruned = None, None
-    if tune and spec.geometry is not None and session.trial_worker is None:
+    if tune and spec.geometry is not None and session.worker_spec is None:
         limited, pruned = _within_limits(session, f"{item.nodeid}: on {device}", spec, fixturenames)
     warm = None
-    if tune and committed.state != "committed" and session.settings.transfer and session.trial_worker is None:
+    if tune and committed.state != "committed" and session.settings.transfer and session.worker_spec is None:
         warm = warm_start(
             session.config.stash,
             session.store,
@@ -175,7 +175,7 @@ def _judging_clock(session: AutotuneSession, nodeid: str, fixturenames: Any) -> 
     """The clock the test's regression verdicts judge (``--autotune-clock`` on its device); ``cpu``
     on a device that is not the CPU judges on ``wall`` with a warning naming the test."""
     clock, refused = resolve_clock(session.settings.clock, session.devices.is_cpu_for(fixturenames))
-    if refused is not None and session.trial_worker is None:
+    if refused is not None and session.worker_spec is None:
         warnings.warn(AutotuneClockWarning(f"{nodeid}: {refused}"), stacklevel=2)
     return clock
 

@@ -17,7 +17,7 @@ from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
 from pytest_autotune.backends import restart_needed
-from pytest_autotune.plugin.workers.protocol import BodyEnded, TrialReply, TrialRequest, WorkerSpec
+from pytest_autotune.plugin.workers.protocol import TrialReply, TrialRequest, WorkerSpec, body_ended
 from pytest_autotune.plugin.workers.runner import run_trial
 from pytest_autotune.tuning.process.serve import serve_requests, watch_parent
 
@@ -26,25 +26,7 @@ if TYPE_CHECKING:
 
     from pytest_autotune.fixture import Autotune
 
-__all__ = ["body_ended", "serve_item"]
-
-
-def body_ended(exc: BaseException) -> BodyEnded:
-    """The message that carries a pytest outcome or an interrupt the body raised to the parent."""
-    import pytest
-
-    message = str(getattr(exc, "msg", None) or exc)
-    if isinstance(exc, pytest.skip.Exception):
-        return BodyEnded("skip", message)
-    if isinstance(exc, pytest.xfail.Exception):
-        return BodyEnded("xfail", message)
-    if isinstance(exc, pytest.fail.Exception):
-        return BodyEnded("fail", message)
-    if isinstance(exc, pytest.exit.Exception):
-        return BodyEnded("exit", message)
-    if isinstance(exc, KeyboardInterrupt):
-        return BodyEnded("interrupt", message)
-    return BodyEnded("system-exit", f"{type(exc).__name__}({message})")
+__all__ = ["serve_item"]
 
 
 def serve_item(item: pytest.Function, autotune: Autotune, spec: WorkerSpec) -> None:
