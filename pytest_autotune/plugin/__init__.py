@@ -25,12 +25,15 @@ if TYPE_CHECKING:
     from pytest_autotune.plugin.controller import Controller
     from pytest_autotune.plugin.devices import DeviceResolver
     from pytest_autotune.plugin.modes.item_plan import ItemPlan
+    from pytest_autotune.plugin.modes.run_mode import RunMode
     from pytest_autotune.plugin.session import AutotuneSession
     from pytest_autotune.timing.measure import Timer
 
 SESSION: pytest.StashKey[AutotuneSession] = pytest.StashKey()
 CONTROLLER: pytest.StashKey[Controller] = pytest.StashKey()
 PLAN: pytest.StashKey[ItemPlan] = pytest.StashKey()
+#: This process's run mode, chosen once at configure time (:mod:`pytest_autotune.plugin.modes.run_mode`).
+MODE: pytest.StashKey[RunMode] = pytest.StashKey()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -70,10 +73,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except (PolicyError, StoreError, ValueError) as exc:  # a compare worker told its parent (session.py)
         raise pytest.UsageError(f"pytest-autotune: {exc}") from exc
     config.stash[SESSION] = session
-    if session.worker_spec is not None and session.worker_spec.role == "compare":
-        from pytest_autotune.plugin.compare.worker import NotCollectedReporter
-
-        config.pluginmanager.register(NotCollectedReporter(session.worker_spec), "autotune-compare-worker")
+    config.stash[MODE] = _run_mode(session)
     if not session.is_xdist_worker and session.worker_spec is None:
         from pytest_autotune.plugin.controller import Controller
 
@@ -84,6 +84,35 @@ def pytest_configure(config: pytest.Config) -> None:
             from pytest_autotune.plugin.xdist_support import XdistController
 
             config.pluginmanager.register(XdistController(controller), "autotune-xdist")
+
+
+def _run_mode(session: AutotuneSession) -> RunMode:
+    """This process's run mode, from its worker spec, ``--autotune-compare`` and the settings.
+
+    Built here, in the one module above every mode (:mod:`pytest_autotune.plugin.modes.run_mode`).
+    """
+    spec, settings = session.worker_spec, session.settings
+    if spec is not None and spec.role == "compare":
+        from pytest_autotune.plugin.compare.worker import CompareWorkerMode, NotCollectedReporter
+
+        session.config.pluginmanager.register(NotCollectedReporter(spec), "autotune-compare-worker")
+        return CompareWorkerMode(spec)
+    if spec is not None:
+        from pytest_autotune.plugin.workers.main import WorkerMode
+
+        return WorkerMode(spec)
+    if session.compare is not None:
+        from pytest_autotune.plugin.compare.mode import CompareMode
+
+        return CompareMode(session)
+    from pytest_autotune.plugin.modes.execution import CheckMode, TuneMode, UpdateBaselineMode
+    from pytest_autotune.plugin.workers.placement import TrialPlacement
+
+    if settings.tuning:
+        return TuneMode(session, TrialPlacement(session), missing_only=settings.mode == "missing")
+    if settings.update_baseline:
+        return UpdateBaselineMode(session, TrialPlacement(session))
+    return CheckMode(session)
 
 
 def _session(config: pytest.Config) -> AutotuneSession:
@@ -188,40 +217,23 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if failure is not None:
         pytest.fail(failure, pytrace=False)  # outside the except: the message is shown once
     if plan is not None:
-        worker = session.worker_spec
-        item.stash[PLAN] = plan if worker is None else plan.for_trial_worker(worker.role)
+        item.stash[PLAN] = plan
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
-    """Tune or check a tunable test (its body runs once, or once per trial); serve trials in a worker."""
+    """Call a tunable test in this process's run mode (tune, check, compare; serve it in a worker)."""
     plan = pyfuncitem.stash.get(PLAN, None)
     if plan is None:
         return None
-    session = _session(pyfuncitem.config)
+    from pytest_autotune.plugin.modes.run_mode import conclude
     from pytest_autotune.warning_types import take_escalated
 
     take_escalated()  # none of another test's escalated warnings is this test's
     fixture: Autotune = pyfuncitem.funcargs["autotune"]  # type: ignore[assignment]
-    if session.worker_spec is not None and session.worker_spec.role == "compare":
-        from pytest_autotune.plugin.compare.worker import serve_compare
-
-        serve_compare(pyfuncitem, fixture, session.worker_spec, plan.committed)
-        return True
-    if session.worker_spec is not None:
-        from pytest_autotune.plugin.workers.main import serve_item
-
-        serve_item(pyfuncitem, fixture, session.worker_spec)
-        return True
-    from pytest_autotune.plugin.modes.execution import conclude, run_item
-
-    if session.compare is not None:
-        from pytest_autotune.plugin.compare.mode import compare_item
-
-        result, failure, skip = compare_item(session, pyfuncitem, plan)
-        conclude(pyfuncitem, result, failure, skip)
-    else:
-        run_item(session, pyfuncitem, plan, fixture)
+    outcome = pyfuncitem.config.stash[MODE].run(pyfuncitem, plan, fixture)
+    if outcome is not None:  # a worker's parent reports
+        conclude(pyfuncitem, outcome)
     return True
 
 

@@ -11,9 +11,11 @@ so it gets fresh inputs and buffers: a process whose buffers happened to land ba
 would otherwise be slower (or faster) for every measurement it takes, a bias no number of blocks
 removes.
 
-:class:`NotCollectedReporter` tells the parent, instead of getting ready, when the tree has no such
-tunable test (a new test, a new parameter), when its file does not collect (a syntax error, a
-kernel source that is not there yet), and when the worker would not run its own tree's code
+:class:`CompareWorkerMode` is the run mode of such a process
+(:mod:`pytest_autotune.plugin.modes.run_mode`). :class:`NotCollectedReporter` tells the parent,
+instead of getting ready, when the tree has no such tunable test (a new test, a new parameter),
+when its file does not collect (a syntax error, a kernel source that is not there yet), and when
+the worker would not run its own tree's code
 (:mod:`pytest_autotune.plugin.compare.import_guard`: checked again after every run of the body, whose
 imports may come late). That the tree's ``autotune.json`` cannot be read is told by the session
 (:mod:`pytest_autotune.plugin.session`), which reads it before this module is loaded.
@@ -22,6 +24,7 @@ imports may come late). That the tree's ``autotune.json`` cannot be read is told
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
@@ -42,8 +45,9 @@ if TYPE_CHECKING:
 
     from pytest_autotune.fixture import Autotune
     from pytest_autotune.plugin.modes.committed import Committed
+    from pytest_autotune.plugin.modes.item_plan import ItemPlan
 
-__all__ = ["NotCollectedReporter", "serve_compare", "unfaithful"]
+__all__ = ["CompareWorkerMode", "NotCollectedReporter", "serve_compare", "unfaithful"]
 
 
 def unfaithful() -> NotCollected | None:
@@ -116,3 +120,15 @@ def serve_compare(item: pytest.Function, autotune: Autotune, spec: WorkerSpec, c
         serve_requests(channel, handle)
     finally:
         channel.close()
+
+
+@dataclass(frozen=True)
+class CompareWorkerMode:
+    """The run mode of a compare worker: serve one side of its test's comparison (:func:`serve_compare`)."""
+
+    spec: WorkerSpec
+    name: str = "compare-worker"
+
+    def run(self, item: pytest.Function, plan: ItemPlan, autotune: Autotune) -> None:
+        """Serve ``item`` with the configuration its tree commits (the plan's)."""
+        serve_compare(item, autotune, self.spec, plan.committed)

@@ -102,7 +102,10 @@ def _checked_strategy(nodeid: str, policy: Policy) -> Policy:
 
 
 def plan_item(session: AutotuneSession, item: pytest.Item) -> ItemPlan | None:
-    """The plan of ``item``, or None when it is not a tunable test; raises :class:`PlanError`."""
+    """The plan of ``item``, or None when it is not a tunable test; raises :class:`PlanError`.
+
+    In a worker the plugin started, the plan is the worker's role's (:meth:`ItemPlan.for_trial_worker`).
+    """
     obj = getattr(item, "obj", None)
     spec = get_spec(obj)
     try:
@@ -168,7 +171,9 @@ def plan_item(session: AutotuneSession, item: pytest.Item) -> ItemPlan | None:
             maximize=policy.maximize,
         )
     clock = _judging_clock(session, item.nodeid, fixturenames)
-    return ItemPlan(spec, policy, device, committed, tune, shared_by, limited, pruned, warm, clock)
+    plan = ItemPlan(spec, policy, device, committed, tune, shared_by, limited, pruned, warm, clock)
+    worker = session.worker_spec
+    return plan if worker is None else plan.for_trial_worker(worker.role)
 
 
 def _judging_clock(session: AutotuneSession, nodeid: str, fixturenames: Any) -> Clock:
