@@ -160,7 +160,7 @@ def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Ite
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark tunable tests ``autotune`` (before ``-m`` deselects) so ``-m autotune`` selects them.
 
-    A trial worker keeps only the test it serves.
+    A worker the plugin started (any role) keeps only the test it serves.
     """
     spec = _session(config).worker_spec
     if spec is not None:
