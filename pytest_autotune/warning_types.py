@@ -4,7 +4,7 @@
 ``PYTHONWARNINGS=error``, or a ``filterwarnings = error`` ini line) ``warnings.warn`` raises the
 warning, which would unwind through the plugin's internals and lose the test's result. :func:`warn`
 catches the escalated warning instead and keeps its text; the test's conclusion
-(``plugin/modes/execution.py``) then fails the test with it, after its result is recorded, so the
+(``plugin/modes/run_mode.py``) then fails the test with it, after its result is recorded, so the
 filter's intent holds (the warning fails the test) and the summaries still count the test.
 """
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from pytest_autotune.plugin.controller import Controller
     from pytest_autotune.plugin.devices import DeviceResolver
     from pytest_autotune.plugin.modes.item_plan import ItemPlan
+    from pytest_autotune.plugin.modes.run_mode import RunMode
     from pytest_autotune.plugin.report.formats.reporter import Reporter
     from pytest_autotune.plugin.session import AutotuneSession
     from pytest_autotune.timing.measure import Timer
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
 SESSION: pytest.StashKey[AutotuneSession] = pytest.StashKey()
 CONTROLLER: pytest.StashKey[Controller] = pytest.StashKey()
 PLAN: pytest.StashKey[ItemPlan] = pytest.StashKey()
+#: This process's run mode, chosen once at configure time (:mod:`pytest_autotune.plugin.modes.run_mode`).
+MODE: pytest.StashKey[RunMode] = pytest.StashKey()
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -87,11 +90,8 @@ def pytest_configure(config: pytest.Config) -> None:
     except (PolicyError, StoreError, ValueError) as exc:  # a compare worker told its parent (session.py)
         raise pytest.UsageError(f"pytest-autotune: {exc}") from exc
     config.stash[SESSION] = session
-    if session.trial_worker is not None and session.trial_worker.role == "compare":
-        from pytest_autotune.plugin.compare.worker import NotCollectedReporter
-
-        config.pluginmanager.register(NotCollectedReporter(session.trial_worker), "autotune-compare-worker")
-    if not session.is_worker and session.trial_worker is None:
+    config.stash[MODE] = _run_mode(session)
+    if not session.is_xdist_worker and session.worker_spec is None:
         from pytest_autotune.plugin.controller import Controller
 
         controller = Controller(session)
@@ -101,6 +101,35 @@ def pytest_configure(config: pytest.Config) -> None:
             from pytest_autotune.plugin.xdist_support import XdistController
 
             config.pluginmanager.register(XdistController(controller), "autotune-xdist")
+
+
+def _run_mode(session: AutotuneSession) -> RunMode:
+    """This process's run mode, from its worker spec, ``--autotune-compare`` and the settings.
+
+    Built here, in the one module above every mode (:mod:`pytest_autotune.plugin.modes.run_mode`).
+    """
+    spec, settings = session.worker_spec, session.settings
+    if spec is not None and spec.role == "compare":
+        from pytest_autotune.plugin.compare.worker import CompareWorkerMode, NotCollectedReporter
+
+        session.config.pluginmanager.register(NotCollectedReporter(spec), "autotune-compare-worker")
+        return CompareWorkerMode(spec)
+    if spec is not None:
+        from pytest_autotune.plugin.workers.main import WorkerMode
+
+        return WorkerMode(spec)
+    if session.compare is not None:
+        from pytest_autotune.plugin.compare.mode import CompareMode
+
+        return CompareMode(session)
+    from pytest_autotune.plugin.modes.execution import CheckMode, TuneMode, UpdateBaselineMode
+    from pytest_autotune.plugin.workers.placement import TrialPlacement
+
+    if settings.tuning:
+        return TuneMode(session, TrialPlacement(session), missing_only=settings.mode == "missing")
+    if settings.update_baseline:
+        return UpdateBaselineMode(session, TrialPlacement(session))
+    return CheckMode(session)
 
 
 def _session(config: pytest.Config) -> AutotuneSession:
@@ -148,9 +177,9 @@ def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Ite
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark tunable tests ``autotune`` (before ``-m`` deselects) so ``-m autotune`` selects them.
 
-    A trial worker keeps only the test it serves.
+    A worker the plugin started (any role) keeps only the test it serves.
     """
-    spec = _session(config).trial_worker
+    spec = _session(config).worker_spec
     if spec is not None:
         others = [item for item in items if item.nodeid != spec.nodeid]
         items[:] = [item for item in items if item.nodeid == spec.nodeid]
@@ -177,7 +206,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     for item in session.items:
         state.collection.add(item.nodeid, tunable=_is_tunable(item))
     state.collection.errors = session.testsfailed
-    if state.is_worker:
+    if state.is_xdist_worker:
         session.config.workeroutput["autotune"] = state.collection.to_dict()  # type: ignore[attr-defined]
     elif CONTROLLER in session.config.stash:
         session.config.stash[CONTROLLER].add_collection(state.collection)
@@ -205,40 +234,23 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if failure is not None:
         pytest.fail(failure, pytrace=False)  # outside the except: the message is shown once
     if plan is not None:
-        worker = session.trial_worker
-        item.stash[PLAN] = plan if worker is None else plan.for_trial_worker(worker.role)
+        item.stash[PLAN] = plan
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
-    """Tune or check a tunable test (its body runs once, or once per trial); serve trials in a worker."""
+    """Call a tunable test in this process's run mode (tune, check, compare; serve it in a worker)."""
     plan = pyfuncitem.stash.get(PLAN, None)
     if plan is None:
         return None
-    session = _session(pyfuncitem.config)
+    from pytest_autotune.plugin.modes.run_mode import conclude
     from pytest_autotune.warning_types import take_escalated
 
     take_escalated()  # none of another test's escalated warnings is this test's
     fixture: Autotune = pyfuncitem.funcargs["autotune"]  # type: ignore[assignment]
-    if session.trial_worker is not None and session.trial_worker.role == "compare":
-        from pytest_autotune.plugin.compare.worker import serve_compare
-
-        serve_compare(pyfuncitem, fixture, session.trial_worker, plan.committed)
-        return True
-    if session.trial_worker is not None:
-        from pytest_autotune.plugin.workers.main import serve_item
-
-        serve_item(pyfuncitem, fixture, session.trial_worker)
-        return True
-    from pytest_autotune.plugin.modes.execution import conclude, run_item
-
-    if session.compare is not None:
-        from pytest_autotune.plugin.compare.mode import compare_item
-
-        result, failure, skip = compare_item(session, pyfuncitem, plan)
-        conclude(pyfuncitem, result, failure, skip)
-    else:
-        run_item(session, pyfuncitem, plan, fixture)
+    outcome = pyfuncitem.config.stash[MODE].run(pyfuncitem, plan, fixture)
+    if outcome is not None:  # a worker's parent reports
+        conclude(pyfuncitem, outcome)
     return True
 
 

@@ -3,8 +3,10 @@
 One :class:`AutotuneSession` lives in ``config.stash`` of every pytest process (the single process,
 the xdist controller and each worker). Workers run tests; the controller (or the single process)
 collects their results from reports and writes the store (:mod:`pytest_autotune.plugin.controller`). A
-*trial worker* (:mod:`pytest_autotune.plugin.workers.main`) has ``trial_worker`` set: it serves the trials of
-one test for its parent, and reports and writes nothing.
+worker the plugin started itself (a trial or baseline worker, :mod:`pytest_autotune.plugin.workers.main`,
+or one side of a comparison, :mod:`pytest_autotune.plugin.compare.worker`) has ``worker_spec`` set: it
+serves one test for its parent, and reports and writes nothing. ``xdist_worker`` is this process's
+slot among pytest-xdist's workers (``is_xdist_worker`` says whether it is one).
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_autotune.plugin.compare.git_ref import ResolvedRef, resolve_ref
+from pytest_autotune.plugin.compare.messages import NotCollected
 from pytest_autotune.plugin.devices import DeviceResolver
 from pytest_autotune.plugin.options import PolicyValidator, Settings, resolve
-from pytest_autotune.plugin.workers.protocol import ENV_VAR, NotCollected, WorkerSpec
+from pytest_autotune.plugin.workers.protocol import ENV_VAR, WorkerSpec
 from pytest_autotune.plugin.xdist_hosts import slot_from_workerinput
 from pytest_autotune.store.document import StoreError
 from pytest_autotune.store.reading import Store
@@ -78,8 +81,8 @@ class CollectionInfo:
         return cls(set(data["tunable"]), set(data["files"]), int(data["deselected"]), int(data["errors"]))
 
 
-def _trial_worker_spec() -> WorkerSpec | None:
-    """This process's trial-worker spec when the plugin started it as one (else None)."""
+def _worker_spec() -> WorkerSpec | None:
+    """This process's worker spec (trial, baseline or compare role) when the plugin started it as one."""
     if ENV_VAR not in os.environ:
         return None
     return WorkerSpec.from_environ()
@@ -101,26 +104,28 @@ class AutotuneSession:
         (:func:`pytest_autotune.tuning.validation.validate_policy`)."""
         self.config = config
         self.settings: Settings = resolve(config, validate_policy)
-        self.trial_worker = _trial_worker_spec()
+        #: What this process serves when the plugin started it as a worker (any role), else None.
+        self.worker_spec = _worker_spec()
         # A worker reads the store its parent read already, or REF's temporary copy of it
         # (--autotune-compare): how to repair the file is the parent's message to give.
         try:
-            self.store = Store.load(self.settings.cache_path, advice=self.trial_worker is None)
+            self.store = Store.load(self.settings.cache_path, advice=self.worker_spec is None)
         except StoreError as exc:
-            if self.trial_worker is not None and self.trial_worker.role == "compare":
+            if self.worker_spec is not None and self.worker_spec.role == "compare":
                 # the parent says why REF's side was not compared
-                self.trial_worker.tell_parent(NotCollected(str(exc), "store"))
+                self.worker_spec.tell_parent(NotCollected(str(exc), "store"))
             raise
         workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
-        self.worker = slot_from_workerinput(workerinput)
-        self.is_worker = workerinput is not None
+        #: This process's slot among pytest-xdist's workers (index, count, host).
+        self.xdist_worker = slot_from_workerinput(workerinput)
+        self.is_xdist_worker = workerinput is not None
         settings = self.settings
-        writer = not self.is_worker and self.trial_worker is None  # the process that writes the store
+        writer = not self.is_xdist_worker and self.worker_spec is None  # the process that writes the store
         if writer and (settings.tuning or settings.update_baseline or settings.prune):
             check_writable(settings.cache_path)  # fail now, not after tuning
         #: The commit ``--autotune-compare`` names (None when not comparing, and in workers).
         self.compare: ResolvedRef | None = None
-        if settings.compare_ref is not None and self.trial_worker is None:
+        if settings.compare_ref is not None and self.worker_spec is None:
             if _xdist_workers(config):
                 raise ValueError(
                     "--autotune-compare cannot run under pytest-xdist (-n): a comparison times two "
@@ -128,12 +133,12 @@ class AutotuneSession:
                 )
             self.compare = resolve_ref(config.rootpath, settings.compare_ref)
         parallel = settings.parallel != 1 and settings.tuning
-        if parallel and self.trial_worker is None and _xdist_workers(config):
+        if parallel and self.worker_spec is None and _xdist_workers(config):
             raise ValueError(
                 "--autotune-parallel cannot be combined with pytest-xdist (-n) yet: each xdist worker "
                 "already takes a device of its own; use one or the other"
             )
-        self.devices = DeviceResolver(self.settings.device_spec, self.worker)
+        self.devices = DeviceResolver(self.settings.device_spec, self.xdist_worker)
         self.collection = CollectionInfo()
 
     @property

@@ -24,6 +24,8 @@ import pytest
 import pytest_autotune.backends.geometry
 import pytest_autotune.backends.launch_limits
 import pytest_autotune.plugin.modes.execution
+import pytest_autotune.plugin.modes.tune
+import pytest_autotune.plugin.workers.placement
 import pytest_autotune.strategies.classic.exhaustive
 import pytest_autotune.strategies.classic.random_search
 import pytest_autotune.testing

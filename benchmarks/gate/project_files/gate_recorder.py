@@ -71,7 +71,7 @@ def pytest_configure(config: pytest.Config) -> None:
     session = config.stash.get(SESSION, None)
     if session is None:
         return
-    worker = session.trial_worker
+    worker = session.worker_spec
     if worker is not None:
         _state["role"] = worker.role  # trial, baseline or compare
     else:

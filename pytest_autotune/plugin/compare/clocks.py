@@ -8,25 +8,22 @@ the verdict, never judged: the compare detail's ``clock`` and ``other_clock`` fi
 from __future__ import annotations
 
 import statistics
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pytest_autotune.plugin.compare.pair import PairRun, SideTimes
-
-if TYPE_CHECKING:
-    from pytest_autotune.plugin.report.results import AutotuneResult
 
 __all__ = ["judged_clock"]
 
 
-def judged_clock(pairs: list[PairRun], result: AutotuneResult) -> dict[str, Any]:
-    """The clock the blocks were judged on (also set on ``result``) and the other clock's blocks and
-    ratio (the median of B/A per block; reported, not judged): the compare detail's ``clock`` fields."""
-    result.clock = pairs[0].clock if all(pair.clock == pairs[0].clock for pair in pairs) else "wall"
+def judged_clock(pairs: list[PairRun]) -> dict[str, Any]:
+    """The clock the blocks were judged on (``clock``, also the result's) and the other clock's blocks
+    and ratio (the median of B/A per block; reported, not judged): the compare detail's ``clock`` fields."""
+    clock = pairs[0].clock if all(pair.clock == pairs[0].clock for pair in pairs) else "wall"
     other = SideTimes([t for p in pairs for t in p.other.a], [t for p in pairs for t in p.other.b])
     ratios = [b / a for a, b in zip(other.a, other.b, strict=True) if a > 0]
-    name = "wall" if result.clock == "cpu" else "cpu"
+    name = "wall" if clock == "cpu" else "cpu"
     return {
-        "clock": result.clock,
+        "clock": clock,
         "other_clock": {
             "clock": name,
             "ratio": statistics.median(ratios) if ratios else None,

@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from pytest_autotune.plugin.compare.messages import SideSetup
 from pytest_autotune.plugin.compare.side import CompareSide, SideError
-from pytest_autotune.plugin.workers.protocol import SideSetup
 from pytest_autotune.timing.paired import PairedVerdict, block_order
 from pytest_autotune.timing.stopping import MIN_PAIRS, PairLooks, judge_look
 

@@ -7,7 +7,7 @@ again for each measurement (:meth:`CompareSide.measure`). The worker machinery i
 (:class:`~pytest_autotune.tuning.process.worker.Worker`): a crash or hang of the body ends in a
 :class:`SideError`, not in a crash of pytest. Every problem comes back as a :class:`SideError`
 whose ``kind`` lets the caller choose between skipping and failing the test: the worker's
-:data:`~pytest_autotune.plugin.workers.protocol.NotServedKind` (``missing``: the tree has no such
+:data:`~pytest_autotune.plugin.compare.messages.NotServedKind` (``missing``: the tree has no such
 test; ``not-tunable``, ``collection``, ``store``, ``unfaithful``), ``ended`` (the body raised a
 pytest outcome, kept in ``ended``) and ``failed`` (a failed assert, an exception, a crash, a hang,
 a worker that could not start).
@@ -25,16 +25,15 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from pytest_autotune.plugin.workers.launch import launch_worker
-from pytest_autotune.plugin.workers.protocol import (
-    BodyEnded,
+from pytest_autotune.plugin.compare.messages import (
     CompareMeasure,
     CompareSetup,
     NotCollected,
     NotServedKind,
     SideSetup,
-    TrialReply,
 )
+from pytest_autotune.plugin.workers.launch import launch_worker
+from pytest_autotune.plugin.workers.protocol import BodyEnded, TrialReply
 from pytest_autotune.tuning.process.worker import Launched, Worker, WorkerFailure, WorkerStartError
 
 if TYPE_CHECKING:

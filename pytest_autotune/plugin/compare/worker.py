@@ -4,16 +4,18 @@ Started by :mod:`pytest_autotune.plugin.compare.side` from one tree (the referen
 working tree), it collects the test there, plans it as a plain check would (so the configuration
 is the one that tree's ``autotune.json`` commits for this device, else the declared defaults) and
 serves the parent (:func:`serve_compare`): the first request
-(:class:`~pytest_autotune.plugin.workers.protocol.CompareSetup`) and each measurement
-(:class:`~pytest_autotune.plugin.workers.protocol.CompareMeasure`) run the body once with that
+(:class:`~pytest_autotune.plugin.compare.messages.CompareSetup`) and each measurement
+(:class:`~pytest_autotune.plugin.compare.messages.CompareMeasure`) run the body once with that
 configuration, asserts included, and send back its samples. Each measurement runs the whole body,
 so it gets fresh inputs and buffers: a process whose buffers happened to land badly in memory
 would otherwise be slower (or faster) for every measurement it takes, a bias no number of blocks
 removes.
 
-:class:`NotCollectedReporter` tells the parent, instead of getting ready, when the tree has no such
-tunable test (a new test, a new parameter), when its file does not collect (a syntax error, a
-kernel source that is not there yet), and when the worker would not run its own tree's code
+:class:`CompareWorkerMode` is the run mode of such a process
+(:mod:`pytest_autotune.plugin.modes.run_mode`). :class:`NotCollectedReporter` tells the parent,
+instead of getting ready, when the tree has no such tunable test (a new test, a new parameter),
+when its file does not collect (a syntax error, a kernel source that is not there yet), and when
+the worker would not run its own tree's code
 (:mod:`pytest_autotune.plugin.compare.import_guard`: checked again after every run of the body, whose
 imports may come late). That the tree's ``autotune.json`` cannot be read is told by the session
 (:mod:`pytest_autotune.plugin.session`), which reads it before this module is loaded.
@@ -22,20 +24,19 @@ imports may come late). That the tree's ``autotune.json`` cannot be read is told
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
 from pytest_autotune.plugin.compare.import_guard import installed_finder
-from pytest_autotune.plugin.workers.main import body_ended
-from pytest_autotune.plugin.workers.protocol import (
+from pytest_autotune.plugin.compare.messages import (
     CompareMeasure,
     CompareSetup,
     NotCollected,
     NotServedKind,
     SideSetup,
-    TrialReply,
-    WorkerSpec,
 )
+from pytest_autotune.plugin.workers.protocol import TrialReply, WorkerSpec, body_ended
 from pytest_autotune.plugin.workers.runner import run_trial
 from pytest_autotune.tuning.process.serve import serve_requests, watch_parent
 
@@ -44,8 +45,9 @@ if TYPE_CHECKING:
 
     from pytest_autotune.fixture import Autotune
     from pytest_autotune.plugin.modes.committed import Committed
+    from pytest_autotune.plugin.modes.item_plan import ItemPlan
 
-__all__ = ["NotCollectedReporter", "serve_compare", "unfaithful"]
+__all__ = ["CompareWorkerMode", "NotCollectedReporter", "serve_compare", "unfaithful"]
 
 
 def unfaithful() -> NotCollected | None:
@@ -118,3 +120,15 @@ def serve_compare(item: pytest.Function, autotune: Autotune, spec: WorkerSpec, c
         serve_requests(channel, handle)
     finally:
         channel.close()
+
+
+@dataclass(frozen=True)
+class CompareWorkerMode:
+    """The run mode of a compare worker: serve one side of its test's comparison (:func:`serve_compare`)."""
+
+    spec: WorkerSpec
+    name: str = "compare-worker"
+
+    def run(self, item: pytest.Function, plan: ItemPlan, autotune: Autotune) -> None:
+        """Serve ``item`` with the configuration its tree commits (the plan's)."""
+        serve_compare(item, autotune, self.spec, plan.committed)

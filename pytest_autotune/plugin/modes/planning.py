@@ -102,7 +102,10 @@ def _checked_strategy(nodeid: str, policy: Policy) -> Policy:
 
 
 def plan_item(session: AutotuneSession, item: pytest.Item) -> ItemPlan | None:
-    """The plan of ``item``, or None when it is not a tunable test; raises :class:`PlanError`."""
+    """The plan of ``item``, or None when it is not a tunable test; raises :class:`PlanError`.
+
+    In a worker the plugin started, the plan is the worker's role's (:meth:`ItemPlan.for_trial_worker`).
+    """
     obj = getattr(item, "obj", None)
     spec = get_spec(obj)
     try:
@@ -154,10 +157,10 @@ def plan_item(session: AutotuneSession, item: pytest.Item) -> ItemPlan | None:
     if tune and shared_by > 1:
         raise PlanError(_shared_device_refusal(item.nodeid, device, shared_by))
     limited, pruned = None, None
-    if tune and spec.geometry is not None and session.trial_worker is None:
+    if tune and spec.geometry is not None and session.worker_spec is None:
         limited, pruned = _within_limits(session, f"{item.nodeid}: on {device}", spec, fixturenames)
     warm = None
-    if tune and committed.state != "committed" and session.settings.transfer and session.trial_worker is None:
+    if tune and committed.state != "committed" and session.settings.transfer and session.worker_spec is None:
         warm = warm_start(
             session.config.stash,
             session.store,
@@ -168,14 +171,16 @@ def plan_item(session: AutotuneSession, item: pytest.Item) -> ItemPlan | None:
             maximize=policy.maximize,
         )
     clock = _judging_clock(session, item.nodeid, fixturenames)
-    return ItemPlan(spec, policy, device, committed, tune, shared_by, limited, pruned, warm, clock)
+    plan = ItemPlan(spec, policy, device, committed, tune, shared_by, limited, pruned, warm, clock)
+    worker = session.worker_spec
+    return plan if worker is None else plan.for_trial_worker(worker.role)
 
 
 def _judging_clock(session: AutotuneSession, nodeid: str, fixturenames: Any) -> Clock:
     """The clock the test's regression verdicts judge (``--autotune-clock`` on its device); ``cpu``
     on a device that is not the CPU judges on ``wall`` with a warning naming the test."""
     clock, refused = resolve_clock(session.settings.clock, session.devices.is_cpu_for(fixturenames))
-    if refused is not None and session.trial_worker is None:
+    if refused is not None and session.worker_spec is None:
         warnings.warn(AutotuneClockWarning(f"{nodeid}: {refused}"), stacklevel=2)
     return clock
 

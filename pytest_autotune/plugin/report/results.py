@@ -1,8 +1,9 @@
 """The result of one tunable test, as it travels from the process that ran it to the one that reports.
 
-A result is attached to the test report as the user property ``autotune`` (a JSON text), so it
-reaches the xdist controller with the report and lands in JUnit XML unchanged. The controller (or
-the single process) collects results from reports only, whether xdist runs or not.
+A run mode builds a test's result once, whole (frozen), and hands it over with the test's fate in
+an :class:`ItemOutcome`. A result is attached to the test report as the user property ``autotune``
+(a JSON text), so it reaches the xdist controller with the report and lands in JUnit XML unchanged.
+The controller (or the single process) collects results from reports only, whether xdist runs or not.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any, Final, Literal, get_args
 
 from pytest_autotune.entry import StoreEntry
 
-__all__ = ["PROPERTY", "STATES", "AutotuneResult", "from_user_properties"]
+__all__ = ["PROPERTY", "STATES", "AutotuneResult", "ItemOutcome", "from_user_properties"]
 
 #: Name of the user property carrying a result.
 PROPERTY: Final = "autotune"
@@ -37,9 +38,9 @@ State = Literal[
 STATES: Final[tuple[State, ...]] = get_args(State)
 
 
-@dataclass
+@dataclass(frozen=True)
 class AutotuneResult:
-    """What happened to one tunable test in this run.
+    """What happened to one tunable test in this run (built once, by its run mode, and never changed).
 
         ``stats`` summarises this run's measurement (see :class:`pytest_autotune.timing.measure.Stats`);
         ``baseline`` is the committed baseline it was compared with; ``entry`` is the store entry to
@@ -103,6 +104,20 @@ class AutotuneResult:
         if entry is not None:
             entry = StoreEntry.from_json(entry, where=f"the result of {data.get('nodeid')}")
         return cls(**data, entry=entry)
+
+
+@dataclass(frozen=True)
+class ItemOutcome:
+    """What a run mode made of one test (:mod:`pytest_autotune.plugin.modes.run_mode`): its ``result``,
+    and the reason the test fails (``failure``) or is skipped (``skip``), None when it does neither.
+
+    :func:`~pytest_autotune.plugin.modes.run_mode.conclude` attaches the result to the test's report
+    first, then skips or fails the test, so the summary and the store see every result.
+    """
+
+    result: AutotuneResult
+    failure: str | None = None
+    skip: str | None = None
 
 
 def from_user_properties(properties: Any) -> AutotuneResult | None:

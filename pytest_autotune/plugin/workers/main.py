@@ -7,17 +7,20 @@ a configuration, call the body (:func:`~pytest_autotune.plugin.workers.runner.ru
 samples and the outcome label. ``pytest.skip``/``xfail``/``fail``/``exit``, ``KeyboardInterrupt``
 and ``SystemExit`` raised by the body end the serving loop and travel back as a
 :class:`~pytest_autotune.plugin.workers.protocol.BodyEnded`, which the parent raises again. The
-worker also watches its parent and exits when the parent is gone.
+worker also watches its parent and exits when the parent is gone. :class:`WorkerMode` is the run
+mode of such a process (:mod:`pytest_autotune.plugin.modes.run_mode`), in the ``trial`` or the
+``baseline`` role.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
 from pytest_autotune.backends import restart_needed
-from pytest_autotune.plugin.workers.protocol import BodyEnded, TrialReply, TrialRequest, WorkerSpec
+from pytest_autotune.plugin.workers.protocol import TrialReply, TrialRequest, WorkerSpec, body_ended
 from pytest_autotune.plugin.workers.runner import run_trial
 from pytest_autotune.tuning.process.serve import serve_requests, watch_parent
 
@@ -25,26 +28,9 @@ if TYPE_CHECKING:
     import pytest
 
     from pytest_autotune.fixture import Autotune
+    from pytest_autotune.plugin.modes.item_plan import ItemPlan
 
-__all__ = ["body_ended", "serve_item"]
-
-
-def body_ended(exc: BaseException) -> BodyEnded:
-    """The message that carries a pytest outcome or an interrupt the body raised to the parent."""
-    import pytest
-
-    message = str(getattr(exc, "msg", None) or exc)
-    if isinstance(exc, pytest.skip.Exception):
-        return BodyEnded("skip", message)
-    if isinstance(exc, pytest.xfail.Exception):
-        return BodyEnded("xfail", message)
-    if isinstance(exc, pytest.fail.Exception):
-        return BodyEnded("fail", message)
-    if isinstance(exc, pytest.exit.Exception):
-        return BodyEnded("exit", message)
-    if isinstance(exc, KeyboardInterrupt):
-        return BodyEnded("interrupt", message)
-    return BodyEnded("system-exit", f"{type(exc).__name__}({message})")
+__all__ = ["WorkerMode", "serve_item"]
 
 
 def serve_item(item: pytest.Function, autotune: Autotune, spec: WorkerSpec) -> None:
@@ -63,3 +49,19 @@ def serve_item(item: pytest.Function, autotune: Autotune, spec: WorkerSpec) -> N
         serve_requests(channel, handle, restart_needed)
     finally:
         channel.close()
+
+
+@dataclass(frozen=True)
+class WorkerMode:
+    """The run mode of a trial or baseline worker: serve its one test to the parent (:func:`serve_item`)."""
+
+    spec: WorkerSpec
+
+    @property
+    def name(self) -> str:
+        """``trial-worker`` or ``baseline-worker``."""
+        return f"{self.spec.role}-worker"
+
+    def run(self, item: pytest.Function, plan: ItemPlan, autotune: Autotune) -> None:
+        """Serve ``item``'s trials (its plan is the worker's: :meth:`ItemPlan.for_trial_worker`)."""
+        serve_item(item, autotune, self.spec)

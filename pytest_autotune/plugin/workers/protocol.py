@@ -7,11 +7,9 @@ The parent side (:mod:`pytest_autotune.plugin.workers.parent`) starts a worker p
 Kept apart from both sides so that the session, which only needs to know whether this process is
 a worker, imports neither.
 
-A worker in the ``compare`` role (:mod:`pytest_autotune.plugin.compare.worker`, one per side of
-``--autotune-compare``) answers :class:`CompareSetup` once with a :class:`SideSetup` (its committed
-configuration and the first run of the body), then each :class:`CompareMeasure` with a
-:class:`TrialReply` (another run of the body); when the test is not collected there it sends
-:class:`NotCollected` instead of getting ready.
+The :class:`WorkerSpec` serves every role; the messages of a worker in the ``compare`` role (one
+per side of ``--autotune-compare``) sit beside what sends them, in
+:mod:`pytest_autotune.plugin.compare.messages`.
 """
 
 from __future__ import annotations
@@ -27,16 +25,12 @@ if TYPE_CHECKING:
 __all__ = [
     "ENV_VAR",
     "BodyEnded",
-    "CompareMeasure",
-    "CompareSetup",
     "EndKind",
-    "NotCollected",
-    "NotServedKind",
-    "SideSetup",
     "TrialReply",
     "TrialRequest",
     "WorkerRole",
     "WorkerSpec",
+    "body_ended",
 ]
 
 #: Environment variable that puts a pytest process in trial-worker mode (JSON of :class:`WorkerSpec`).
@@ -71,7 +65,8 @@ class WorkerSpec:
 
     def tell_parent(self, message: object) -> None:
         """Send one ``message`` to the parent over this worker's channel, before or instead of serving
-        (a compare worker that cannot serve its test says why: :class:`NotCollected`)."""
+        (a compare worker that cannot serve its test says why:
+        :class:`~pytest_autotune.plugin.compare.messages.NotCollected`)."""
         from multiprocessing.connection import Connection
 
         channel = Connection(self.channel_fd, readable=False)
@@ -133,47 +128,19 @@ class BodyEnded:
         pytest.fail(text, pytrace=False)
 
 
-@dataclass(frozen=True)
-class CompareSetup:
-    """Parent -> compare worker: run the body once with the side's committed configuration."""
+def body_ended(exc: BaseException) -> BodyEnded:
+    """The message that carries a pytest outcome or an interrupt the body raised to the parent."""
+    import pytest
 
-    repeat: int
-
-
-@dataclass(frozen=True)
-class SideSetup:
-    """Compare worker -> parent: the side's configuration, why it was chosen, and the first run.
-
-    ``state`` is the planning's (``committed``, ``missing``, ``stale``).
-    """
-
-    config: dict[str, Any]
-    state: str
-    reason: str
-    run: TrialReply
-
-
-@dataclass(frozen=True)
-class CompareMeasure:
-    """Parent -> compare worker: run the body again, ``warmup`` untimed and ``repeat`` timed calls per
-    ``autotune.measure`` (a warm-up the test sets itself wins)."""
-
-    repeat: int
-    warmup: int
-
-
-#: Why a compare worker cannot serve its test: ``missing`` (no such test: a new test),
-#: ``not-tunable`` (not a ``@tunable`` test there), ``collection`` (its file does not collect: a syntax
-#: error, an import that fails), ``store`` (that tree's ``autotune.json`` cannot be read),
-#: ``unfaithful`` (the worker would not run its own tree's code:
-#: :mod:`~pytest_autotune.plugin.compare.import_guard`).
-NotServedKind = Literal["missing", "not-tunable", "collection", "store", "unfaithful"]
-
-
-@dataclass(frozen=True)
-class NotCollected:
-    """Compare worker -> parent, instead of getting ready (or instead of a run's reply): it cannot
-    serve its test, ``kind`` says why and ``reason`` in words."""
-
-    reason: str
-    kind: NotServedKind = "missing"
+    message = str(getattr(exc, "msg", None) or exc)
+    if isinstance(exc, pytest.skip.Exception):
+        return BodyEnded("skip", message)
+    if isinstance(exc, pytest.xfail.Exception):
+        return BodyEnded("xfail", message)
+    if isinstance(exc, pytest.fail.Exception):
+        return BodyEnded("fail", message)
+    if isinstance(exc, pytest.exit.Exception):
+        return BodyEnded("exit", message)
+    if isinstance(exc, KeyboardInterrupt):
+        return BodyEnded("interrupt", message)
+    return BodyEnded("system-exit", f"{type(exc).__name__}({message})")

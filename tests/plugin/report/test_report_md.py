@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -128,6 +129,7 @@ def test_comparisons_show_ratio_interval_tolerance_and_reasons() -> None:
 
 
 def test_cells_cannot_break_the_table() -> None:
-    result = compare_result("regression", "regression", 1.2, 1.1, 1.3)
-    result.message = "a | b\nc"
+    result = dataclasses.replace(
+        compare_result("regression", "regression", 1.2, 1.1, 1.3), message="a | b\nc"
+    )
     assert "(❌ regression): a \\| b c" in markdown_report([result])
