@@ -14,6 +14,7 @@ device backend's own fixtures (e.g. ``cl_context`` and ``cl_queue``) live in its
 from __future__ import annotations
 
 import copy
+import functools
 from typing import TYPE_CHECKING
 
 import pytest
@@ -106,30 +107,39 @@ def pytest_configure(config: pytest.Config) -> None:
 def _run_mode(session: AutotuneSession) -> RunMode:
     """This process's run mode, from its worker spec, ``--autotune-compare`` and the settings.
 
-    Built here, in the one module above every mode (:mod:`pytest_autotune.plugin.modes.run_mode`).
+    Built here, in the one module above every mode (:mod:`pytest_autotune.plugin.modes.run_mode`),
+    which hands each mode the planner (``planning.plan_item`` bound to the session).
     """
     spec, settings = session.worker_spec, session.settings
+    planner = functools.partial(_plan, session)
     if spec is not None and spec.role == "compare":
         from pytest_autotune.plugin.compare.worker import CompareWorkerMode, NotCollectedReporter
 
         session.config.pluginmanager.register(NotCollectedReporter(spec), "autotune-compare-worker")
-        return CompareWorkerMode(spec)
+        return CompareWorkerMode(spec, planner)
     if spec is not None:
         from pytest_autotune.plugin.workers.main import WorkerMode
 
-        return WorkerMode(spec)
+        return WorkerMode(spec, planner)
     if session.compare is not None:
         from pytest_autotune.plugin.compare.mode import CompareMode
 
-        return CompareMode(session)
+        return CompareMode(session, planner)
     from pytest_autotune.plugin.modes.execution import CheckMode, TuneMode, UpdateBaselineMode
     from pytest_autotune.plugin.workers.placement import TrialPlacement
 
     if settings.tuning:
-        return TuneMode(session, TrialPlacement(session), missing_only=settings.mode == "missing")
+        return TuneMode(session, TrialPlacement(session), planner, missing_only=settings.mode == "missing")
     if settings.update_baseline:
-        return UpdateBaselineMode(session, TrialPlacement(session))
-    return CheckMode(session)
+        return UpdateBaselineMode(session, TrialPlacement(session), planner)
+    return CheckMode(session, planner)
+
+
+def _plan(session: AutotuneSession, item: pytest.Item) -> ItemPlan | None:
+    """``planning.plan_item``, imported at the first test's setup (not when pytest starts)."""
+    from pytest_autotune.plugin.modes.planning import plan_item
+
+    return plan_item(session, item)
 
 
 def _session(config: pytest.Config) -> AutotuneSession:
@@ -218,13 +228,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     A plain implementation: skip/xfail marks (tryfirst) are evaluated before it, and it runs
     before pytest's own setup (registered earlier), which creates the fixtures.
     """
-    from pytest_autotune.plugin.modes.planning import DeviceMissing, PlanError, plan_item
+    from pytest_autotune.plugin.modes.planning import DeviceMissing, PlanError
 
-    session = _session(item.config)
     failure: str | None = None
     missing: str | None = None
     try:
-        plan = plan_item(session, item)
+        plan = item.config.stash[MODE].plan(item)
     except DeviceMissing as exc:
         missing = str(exc)
     except PlanError as exc:

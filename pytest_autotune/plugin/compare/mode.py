@@ -68,7 +68,7 @@ from pytest_autotune.plugin.workers.protocol import ENV_VAR
 
 if TYPE_CHECKING:
     from pytest_autotune.fixture import Autotune
-    from pytest_autotune.plugin.modes.item_plan import ItemPlan
+    from pytest_autotune.plugin.modes.item_plan import ItemPlan, Planner
     from pytest_autotune.plugin.session import AutotuneSession
 
 __all__ = ["CompareContext", "CompareMode", "compare_context", "compare_item"]
@@ -173,7 +173,12 @@ class CompareMode:
     (:func:`compare_item`)."""
 
     session: AutotuneSession
+    planner: Planner
     name: str = "compare"
+
+    def plan(self, item: pytest.Item) -> ItemPlan | None:
+        """``item``'s plan in this mode (None: not a tunable test)."""
+        return self.planner(item)
 
     def run(self, item: pytest.Function, plan: ItemPlan, autotune: Autotune) -> ItemOutcome:
         """Compare ``item`` (this process never runs its body: ``autotune`` goes unused)."""

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
     from pytest_autotune.fixture import Autotune
     from pytest_autotune.plugin.modes.committed import Committed
-    from pytest_autotune.plugin.modes.item_plan import ItemPlan
+    from pytest_autotune.plugin.modes.item_plan import ItemPlan, Planner
 
 __all__ = ["CompareWorkerMode", "NotCollectedReporter", "serve_compare", "unfaithful"]
 
@@ -127,7 +127,12 @@ class CompareWorkerMode:
     """The run mode of a compare worker: serve one side of its test's comparison (:func:`serve_compare`)."""
 
     spec: WorkerSpec
+    planner: Planner
     name: str = "compare-worker"
+
+    def plan(self, item: pytest.Item) -> ItemPlan | None:
+        """``item``'s plan in this mode (None: not a tunable test)."""
+        return self.planner(item)
 
     def run(self, item: pytest.Function, plan: ItemPlan, autotune: Autotune) -> None:
         """Serve ``item`` with the configuration its tree commits (the plan's)."""

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
     from pytest_autotune.fixture import Autotune
     from pytest_autotune.plugin.modes.baseline import BaselineMeter
-    from pytest_autotune.plugin.modes.item_plan import ItemPlan
+    from pytest_autotune.plugin.modes.item_plan import ItemPlan, Planner
     from pytest_autotune.plugin.modes.tune import TuneReport
     from pytest_autotune.plugin.modes.warm_start import WarmStart
     from pytest_autotune.plugin.session import AutotuneSession
@@ -105,12 +105,17 @@ class TuneMode:
 
     session: AutotuneSession
     placement: Placement
+    planner: Planner
     missing_only: bool = False
 
     @property
     def name(self) -> str:
         """``tune`` or ``tune-missing``."""
         return "tune-missing" if self.missing_only else "tune"
+
+    def plan(self, item: pytest.Item) -> ItemPlan | None:
+        """``item``'s plan in this mode (None: not a tunable test)."""
+        return self.planner(item)
 
     def run(self, item: pytest.Function, plan: ItemPlan, autotune: Autotune) -> ItemOutcome:
         """Tune ``item`` when its plan says so, else check it."""
@@ -124,7 +129,12 @@ class CheckMode:
     """A plain run: each test runs once with its committed configuration, its time judged."""
 
     session: AutotuneSession
+    planner: Planner
     name: str = "check"
+
+    def plan(self, item: pytest.Item) -> ItemPlan | None:
+        """``item``'s plan in this mode (None: not a tunable test)."""
+        return self.planner(item)
 
     def run(self, item: pytest.Function, plan: ItemPlan, autotune: Autotune) -> ItemOutcome:
         """Check ``item``."""
@@ -137,7 +147,12 @@ class UpdateBaselineMode:
 
     session: AutotuneSession
     placement: Placement
+    planner: Planner
     name: str = "update-baseline"
+
+    def plan(self, item: pytest.Item) -> ItemPlan | None:
+        """``item``'s plan in this mode (None: not a tunable test)."""
+        return self.planner(item)
 
     def run(self, item: pytest.Function, plan: ItemPlan, autotune: Autotune) -> ItemOutcome:
         """Check ``item`` and re-measure its baseline where the placement says."""

@@ -6,12 +6,15 @@ below the planning that makes it, so that they are siblings of the planning rath
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from pytest_autotune.timing.clock import Clock
 
 if TYPE_CHECKING:
+    import pytest
+
     from pytest_autotune.backends.launch_limits import Pruned
     from pytest_autotune.plugin.modes.committed import Committed
     from pytest_autotune.plugin.modes.warm_start import WarmStart
@@ -19,7 +22,7 @@ if TYPE_CHECKING:
     from pytest_autotune.space.base import Space
     from pytest_autotune.tuning.spec import TunableSpec
 
-__all__ = ["ItemPlan"]
+__all__ = ["ItemPlan", "Planner"]
 
 
 @dataclass(frozen=True)
@@ -53,3 +56,8 @@ class ItemPlan:
         True), measures a baseline as a plain run would (role ``baseline``), or runs one side of a
         comparison (role ``compare``: a check); ``autotune.tuning`` is False in the last two."""
         return replace(self, tune=role == "trial", shared_by=1, warm=None)
+
+
+#: How a run mode plans a test: its plan, or None when it is not a tunable test (raises the
+#: planner's ``PlanError``). The hooks hand each mode ``planning.plan_item`` bound to the session.
+Planner = Callable[["pytest.Item"], "ItemPlan | None"]

@@ -18,8 +18,9 @@ this process and the commit ``--autotune-compare`` names), never again per test:
 * ``compare-worker`` (one side of a comparison):
   :class:`~pytest_autotune.plugin.compare.worker.CompareWorkerMode`.
 
-Each mode's :meth:`RunMode.run` is the test's call: it gets the test's plan
-(:func:`~pytest_autotune.plugin.modes.planning.plan_item`, made at setup) and its ``autotune``
+Each mode's :meth:`RunMode.plan` makes a test's plan at setup (the hooks hand every mode
+:func:`~pytest_autotune.plugin.modes.planning.plan_item`, which gives a worker its role's plan), and
+its :meth:`RunMode.run` is the test's call: it gets that plan and the test's ``autotune``
 fixture, and returns an :class:`~pytest_autotune.plugin.report.results.ItemOutcome` (a worker
 returns None: its parent reports). The modes implement this protocol without importing it, and the
 hooks, not this module, construct them: a module above every mode would add a floor to the import
@@ -49,6 +50,10 @@ class RunMode(Protocol):
     @property
     def name(self) -> str:
         """The mode's name (``tune``, ``check``, ``compare``, ``trial-worker``, ...)."""
+
+    def plan(self, item: pytest.Item) -> ItemPlan | None:
+        """``item``'s plan in this mode, made at setup (None: not a tunable test); raises
+        ``planning.PlanError`` on misuse and ``planning.DeviceMissing`` when its device is absent."""
 
     def run(self, item: pytest.Function, plan: ItemPlan, autotune: Autotune) -> ItemOutcome | None:
         """The call of the tunable test ``item`` in this mode: its outcome (None in a worker)."""

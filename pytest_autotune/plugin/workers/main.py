@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     import pytest
 
     from pytest_autotune.fixture import Autotune
-    from pytest_autotune.plugin.modes.item_plan import ItemPlan
+    from pytest_autotune.plugin.modes.item_plan import ItemPlan, Planner
 
 __all__ = ["WorkerMode", "serve_item"]
 
@@ -56,11 +56,16 @@ class WorkerMode:
     """The run mode of a trial or baseline worker: serve its one test to the parent (:func:`serve_item`)."""
 
     spec: WorkerSpec
+    planner: Planner
 
     @property
     def name(self) -> str:
         """``trial-worker`` or ``baseline-worker``."""
         return f"{self.spec.role}-worker"
+
+    def plan(self, item: pytest.Item) -> ItemPlan | None:
+        """``item``'s plan in this mode (None: not a tunable test)."""
+        return self.planner(item)
 
     def run(self, item: pytest.Function, plan: ItemPlan, autotune: Autotune) -> None:
         """Serve ``item``'s trials (its plan is the worker's: :meth:`ItemPlan.for_trial_worker`)."""
