@@ -115,3 +115,55 @@ def test_the_built_in_formats_come_from_one_list() -> None:
     names = [reporter.name for reporter in reporters]
     assert names == ["terminal", "json", "markdown", "html"]
     assert [reporter.name for reporter in reporters if not reporter.fails_run] == ["terminal", "html"]
+
+
+#: Two formats of a project: one whose write has a bug, one that takes a built-in format's name.
+BROKEN_CONFTEST = """
+
+from pytest_autotune.plugin.report.formats.reporter import ReportOutcome, Reporter
+
+
+class Broken(Reporter):
+    name = "broken"
+
+    def enabled(self, context):
+        return True
+
+    def write(self, results, context):
+        raise ValueError("a bug in the project's format")
+
+
+class Impostor(Reporter):
+    name = "json"
+
+    def enabled(self, context):
+        return True
+
+    def write(self, results, context):
+        (context.rootpath / "impostor.txt").write_text("written")
+        return ReportOutcome()
+
+
+def pytest_autotune_reporters(config):
+    return [Broken(), Impostor()]
+"""
+
+
+def test_a_format_that_raises_or_reuses_a_name_fails_the_run_after_the_store_is_written(
+    project: pytest.Pytester, two_tests: str
+) -> None:
+    project.makepyfile(test_k=two_tests)
+    project.makeconftest((project.path / "conftest.py").read_text() + BROKEN_CONFTEST)
+    result = project.runpytest("--autotune", "--autotune-json=bench.json")
+    result.assert_outcomes(passed=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "autotune: broken: failed (ValueError: a bug in the project's format)",
+            "autotune: json: two report formats have this name (BenchmarkJson and Impostor); *not written",
+        ]
+    )
+    assert "INTERNALERROR" not in result.stdout.str()
+    assert (project.path / "autotune.json").is_file()  # the store was written first
+    assert (project.path / "bench.json").is_file()  # the built-in JSON format wrote all the same
+    assert not (project.path / "impostor.txt").exists()

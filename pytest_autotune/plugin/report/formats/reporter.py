@@ -113,15 +113,34 @@ def write_reports(
     reporters: Iterable[Reporter], stage: Stage, results: Sequence[AutotuneResult], context: ReportContext
 ) -> bool:
     """Write every enabled reporter of ``stage``, in order, keeping each outcome in ``context.outcomes``;
-    True when one of them that fails the run could not write."""
+    True when one of them that fails the run could not write.
+
+    A reporter that raises (an ``OSError``, or any other exception: a bug in a project's format) gets
+    an error outcome naming it, after the store is written, instead of an internal error that would
+    hide the other formats; a second reporter with a name already used is not written and fails the
+    run (each outcome is kept by name).
+    """
     failed = False
+    seen: dict[str, Reporter] = {}
     for reporter in reporters:
-        if reporter.stage != stage or not reporter.enabled(context):
+        name = reporter.name or type(reporter).__qualname__
+        if name in seen and seen[name] is not reporter:
+            # one outcome per name: a second reporter of that name would hide the first one's
+            context.outcomes[f"{name} ({type(reporter).__qualname__})"] = ReportOutcome(
+                error=f"{name}: two report formats have this name ({type(seen[name]).__qualname__} and "
+                f"{type(reporter).__qualname__}); the second was not written"
+            )
+            failed = True
             continue
+        seen[name] = reporter
         try:
+            if reporter.stage != stage or not reporter.enabled(context):
+                continue
             outcome = reporter.write(results, context)
         except OSError as exc:
-            outcome = ReportOutcome(error=f"{reporter.name}: cannot write ({exc})")
-        context.outcomes[reporter.name] = outcome
+            outcome = ReportOutcome(error=f"{name}: cannot write ({exc})")
+        except Exception as exc:  # a format's own bug: the store is written; say so and go on
+            outcome = ReportOutcome(error=f"{name}: failed ({type(exc).__name__}: {exc})")
+        context.outcomes[name] = outcome
         failed = failed or (outcome.error is not None and reporter.fails_run)
     return failed
