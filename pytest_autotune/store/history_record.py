@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_autotune.entry import History, StoreEntry
@@ -95,14 +96,6 @@ def tuning_history(
     return History(names, round_significant(best, 6), tuple(trials), tuple(failures), ratio)
 
 
-def _prefix_sums(sizes: list[int]) -> list[int]:
-    """``sums[n]``: the total of the first ``n`` sizes."""
-    sums = [0]
-    for size in sizes:
-        sums.append(sums[-1] + size)
-    return sums
-
-
 def bounded(entry: StoreEntry) -> StoreEntry:
     """``entry`` with its history cut until the entry fits :data:`MAX_ENTRY_BYTES` (module docstring).
 
@@ -114,8 +107,9 @@ def bounded(entry: StoreEntry) -> StoreEntry:
     if not isinstance(history, History):
         return entry
     rows = history.to_json()
-    trial_bytes = _prefix_sums([history_row_bytes(row) for row in rows["trials"]])
-    failure_bytes = _prefix_sums([history_row_bytes(row) for row in rows["failures"]])
+    # [n]: the bytes of the first n rows
+    trial_bytes = list(accumulate(map(history_row_bytes, rows["trials"]), initial=0))
+    failure_bytes = list(accumulate(map(history_row_bytes, rows["failures"]), initial=0))
     without_rows = replace(entry, history=replace(history, trials=(), failures=()))
     rest = len(entry_text(without_rows.to_json()).encode("utf-8")) - 2 * history_rows_bytes(0, 0)
 
