@@ -173,12 +173,9 @@ class CompareMode:
     (:func:`compare_item`)."""
 
     session: AutotuneSession
-    planner: Planner
+    #: ``item``'s plan in this mode (None: not a tunable test), as the hooks hand it over.
+    plan: Planner
     name: str = "compare"
-
-    def plan(self, item: pytest.Item) -> ItemPlan | None:
-        """``item``'s plan in this mode (None: not a tunable test)."""
-        return self.planner(item)
 
     def run(self, item: pytest.Function, plan: ItemPlan, autotune: Autotune) -> ItemOutcome:
         """Compare ``item`` (this process never runs its body: ``autotune`` goes unused)."""

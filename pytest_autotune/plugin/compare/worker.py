@@ -127,12 +127,9 @@ class CompareWorkerMode:
     """The run mode of a compare worker: serve one side of its test's comparison (:func:`serve_compare`)."""
 
     spec: WorkerSpec
-    planner: Planner
+    #: ``item``'s plan in this mode (None: not a tunable test), as the hooks hand it over.
+    plan: Planner
     name: str = "compare-worker"
-
-    def plan(self, item: pytest.Item) -> ItemPlan | None:
-        """``item``'s plan in this mode (None: not a tunable test)."""
-        return self.planner(item)
 
     def run(self, item: pytest.Function, plan: ItemPlan, autotune: Autotune) -> None:
         """Serve ``item`` with the configuration its tree commits (the plan's)."""

@@ -105,17 +105,14 @@ class TuneMode:
 
     session: AutotuneSession
     placement: Placement
-    planner: Planner
+    #: ``item``'s plan in this mode (None: not a tunable test), as the hooks hand it over.
+    plan: Planner
     missing_only: bool = False
 
     @property
     def name(self) -> str:
         """``tune`` or ``tune-missing``."""
         return "tune-missing" if self.missing_only else "tune"
-
-    def plan(self, item: pytest.Item) -> ItemPlan | None:
-        """``item``'s plan in this mode (None: not a tunable test)."""
-        return self.planner(item)
 
     def run(self, item: pytest.Function, plan: ItemPlan, autotune: Autotune) -> ItemOutcome:
         """Tune ``item`` when its plan says so, else check it."""
@@ -129,12 +126,9 @@ class CheckMode:
     """A plain run: each test runs once with its committed configuration, its time judged."""
 
     session: AutotuneSession
-    planner: Planner
+    #: ``item``'s plan in this mode (None: not a tunable test), as the hooks hand it over.
+    plan: Planner
     name: str = "check"
-
-    def plan(self, item: pytest.Item) -> ItemPlan | None:
-        """``item``'s plan in this mode (None: not a tunable test)."""
-        return self.planner(item)
 
     def run(self, item: pytest.Function, plan: ItemPlan, autotune: Autotune) -> ItemOutcome:
         """Check ``item``."""
@@ -147,12 +141,9 @@ class UpdateBaselineMode:
 
     session: AutotuneSession
     placement: Placement
-    planner: Planner
+    #: ``item``'s plan in this mode (None: not a tunable test), as the hooks hand it over.
+    plan: Planner
     name: str = "update-baseline"
-
-    def plan(self, item: pytest.Item) -> ItemPlan | None:
-        """``item``'s plan in this mode (None: not a tunable test)."""
-        return self.planner(item)
 
     def run(self, item: pytest.Function, plan: ItemPlan, autotune: Autotune) -> ItemOutcome:
         """Check ``item`` and re-measure its baseline where the placement says."""

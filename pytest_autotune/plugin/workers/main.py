@@ -56,16 +56,13 @@ class WorkerMode:
     """The run mode of a trial or baseline worker: serve its one test to the parent (:func:`serve_item`)."""
 
     spec: WorkerSpec
-    planner: Planner
+    #: ``item``'s plan in this mode (None: not a tunable test), as the hooks hand it over.
+    plan: Planner
 
     @property
     def name(self) -> str:
         """``trial-worker`` or ``baseline-worker``."""
         return f"{self.spec.role}-worker"
-
-    def plan(self, item: pytest.Item) -> ItemPlan | None:
-        """``item``'s plan in this mode (None: not a tunable test)."""
-        return self.planner(item)
 
     def run(self, item: pytest.Function, plan: ItemPlan, autotune: Autotune) -> None:
         """Serve ``item``'s trials (its plan is the worker's: :meth:`ItemPlan.for_trial_worker`)."""
